@@ -1,0 +1,1 @@
+//! SIMT replay of tf traces (stages 2-8 of DESIGN.md).

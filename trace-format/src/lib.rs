@@ -1,0 +1,1 @@
+//! The tf trace format (see FORMAT.md).
