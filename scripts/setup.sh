@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what tf and its tests need on Debian/Ubuntu, when it is missing:
+# Valgrind (the tracer runs inside it), a C compiler and make (the tracer and
+# the workloads are C), and pigz (a real multi-threaded program the tests trace).
+set -euo pipefail
+
+need=()
+command -v valgrind >/dev/null || need+=(valgrind)
+[ -f /usr/include/valgrind/pub_tool_basics.h ] || need+=(valgrind)
+command -v gcc >/dev/null || need+=(gcc)
+command -v make >/dev/null || need+=(make)
+command -v pigz >/dev/null || need+=(pigz)
+if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get install -y "${need[@]}" >/dev/null 2>&1 || {
+        $sudo apt-get update >/dev/null
+        $sudo apt-get install -y "${need[@]}"
+    }
+fi

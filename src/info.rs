@@ -1,0 +1,302 @@
+//! `tf info`: what a trace holds.
+//!
+//! Decodes every thread stream (in parallel) and prints threads with traced
+//! and skipped instructions, the block table, bytes per instruction, modules,
+//! and the functions with the most instructions. A damaged stream is read up
+//! to the damage, which is named (file and byte offset); `tf info` then exits
+//! with status 1 after printing everything it could read.
+
+use crate::summary::{human, human_bytes};
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::Path;
+use tf_trace::{Event, Trace};
+
+/// What one thread's stream holds.
+#[derive(Default)]
+struct ThreadTally {
+    tid: u64,
+    parent: u64,
+    start_routine: u64,
+    bytes: u64,
+    traced: u64,
+    skipped: u64,
+    block_execs: u64,
+    accesses: u64,
+    locks: u64,
+    syscalls: u64,
+    /// Traced instructions per function id.
+    per_function: HashMap<u32, u64>,
+    /// The damage that stopped the reading, if any.
+    damage: Option<String>,
+}
+
+fn tally(trace: &Trace, tid: u64, bytes: u64) -> ThreadTally {
+    let mut t = ThreadTally {
+        tid,
+        bytes,
+        ..Default::default()
+    };
+    let mut reader = match trace.read_thread(tid) {
+        Ok(r) => r,
+        Err(e) => {
+            t.damage = Some(e.to_string());
+            return t;
+        }
+    };
+    let blocks = trace.blocks();
+    while let Some(event) = reader.next_event() {
+        match event {
+            Ok(Event::Block(x)) => {
+                t.traced += u64::from(x.insns);
+                t.block_execs += 1;
+                t.accesses += x.accesses().len() as u64;
+                if let Some(b) = blocks.block(x.block) {
+                    *t.per_function.entry(b.function()).or_default() += u64::from(x.insns);
+                }
+            }
+            Ok(Event::ThreadStart {
+                parent,
+                start_routine,
+                ..
+            }) => {
+                t.parent = parent;
+                t.start_routine = start_routine;
+            }
+            Ok(Event::Skip { count, .. }) => t.skipped += count,
+            Ok(Event::LockAcquire { .. }) => t.locks += 1,
+            Ok(Event::Syscall { .. }) => t.syscalls += 1,
+            Ok(_) => {}
+            Err(e) => {
+                t.damage = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    t
+}
+
+/// Prints the description of the trace in `dir`; returns the exit status.
+pub fn run(dir: &Path, top: usize) -> Result<i32> {
+    let trace =
+        Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
+    let files: Vec<(u64, u64)> = trace.threads().iter().map(|f| (f.tid, f.size)).collect();
+    let tallies: Vec<ThreadTally> = files
+        .par_iter()
+        .map(|&(tid, bytes)| tally(&trace, tid, bytes))
+        .collect();
+    let table_bytes = std::fs::metadata(dir.join("blocks.tfc"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let manifest_bytes = std::fs::metadata(dir.join("manifest"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+
+    print_header(&trace, dir);
+    let names: HashMap<u64, String> = trace
+        .blocks()
+        .functions()
+        .iter()
+        .map(|f| (f.entry, f.name_lossy().into_owned()))
+        .collect();
+    print_threads(&tallies, &names, table_bytes + manifest_bytes);
+    print_modules(&trace);
+    print_functions(&trace, &tallies, top);
+
+    let mut damaged = false;
+    for problem in trace.problems() {
+        eprintln!("tf: damaged: {problem}");
+        damaged = true;
+    }
+    for t in &tallies {
+        if let Some(d) = &t.damage {
+            eprintln!("tf: damaged: {d} (thread {} is shown up to there)", t.tid);
+            damaged = true;
+        }
+    }
+    Ok(if damaged { 1 } else { 0 })
+}
+
+fn print_header(trace: &Trace, dir: &Path) {
+    println!("trace     {}", dir.display());
+    let Some(m) = trace.manifest() else {
+        println!("manifest  missing (the tracer did not start or finish cleanly)");
+        return;
+    };
+    let command: Vec<String> = m
+        .command
+        .iter()
+        .map(|a| String::from_utf8_lossy(a.as_bytes()).into_owned())
+        .collect();
+    println!("command   {}", command.join(" "));
+    println!(
+        "tracer    {} {} on {}",
+        m.tracer, m.tracer_version, m.backend
+    );
+    let end = match (m.complete, m.exit_code, m.exit_signal) {
+        (false, _, _) => "incomplete: the tracer did not finish".to_string(),
+        (true, _, Some(sig)) => format!("killed by signal {sig}"),
+        (true, Some(code), _) => format!("exited with status {code}"),
+        (true, None, None) => "ended".to_string(),
+    };
+    println!("program   {end}");
+    if !m.only.is_empty() {
+        println!("only      {}", m.only.join(", "));
+    }
+    if !m.exclude.is_empty() {
+        println!("exclude   {}", m.exclude.join(", "));
+    }
+}
+
+fn print_threads(tallies: &[ThreadTally], names: &HashMap<u64, String>, shared_bytes: u64) {
+    println!();
+    println!(
+        "{:>5} {:>6}  {:<24} {:>14} {:>12} {:>12} {:>13} {:>6} {:>10} {:>7}",
+        "tid",
+        "parent",
+        "start routine",
+        "traced insns",
+        "skipped",
+        "blocks",
+        "mem accesses",
+        "locks",
+        "bytes",
+        "B/insn"
+    );
+    let mut total = ThreadTally::default();
+    for t in tallies {
+        let routine = match t.start_routine {
+            0 => "-".to_string(),
+            a => names.get(&a).cloned().unwrap_or_else(|| format!("{a:#x}")),
+        };
+        let parent = if t.parent == 0 {
+            "-".to_string()
+        } else {
+            t.parent.to_string()
+        };
+        println!(
+            "{:>5} {:>6}  {:<24} {:>14} {:>12} {:>12} {:>13} {:>6} {:>10} {:>7}",
+            t.tid,
+            parent,
+            truncate(&routine, 24),
+            t.traced,
+            t.skipped,
+            t.block_execs,
+            t.accesses,
+            t.locks,
+            human_bytes(t.bytes),
+            per_insn(t.bytes, t.traced)
+        );
+        total.traced += t.traced;
+        total.skipped += t.skipped;
+        total.block_execs += t.block_execs;
+        total.accesses += t.accesses;
+        total.locks += t.locks;
+        total.bytes += t.bytes;
+    }
+    total.bytes += shared_bytes;
+    println!(
+        "{:>5} {:>6}  {:<24} {:>14} {:>12} {:>12} {:>13} {:>6} {:>10} {:>7}",
+        "all",
+        "",
+        format!("{} threads", tallies.len()),
+        total.traced,
+        total.skipped,
+        total.block_execs,
+        total.accesses,
+        total.locks,
+        human_bytes(total.bytes),
+        per_insn(total.bytes, total.traced)
+    );
+    println!(
+        "(all: {} instructions traced, {} skipped; bytes include the block table and manifest)",
+        human(total.traced as f64),
+        human(total.skipped as f64)
+    );
+}
+
+fn print_modules(trace: &Trace) {
+    let blocks = trace.blocks();
+    println!();
+    println!(
+        "block table: {} blocks, {} functions, {} modules",
+        blocks.len(),
+        blocks.functions().len(),
+        blocks.modules().len()
+    );
+    println!("{:>4} {:>18} {:>12}  path", "id", "base", "size");
+    for m in blocks.modules() {
+        println!(
+            "{:>4} {:>#18x} {:>12}  {}",
+            m.id,
+            m.base,
+            m.size,
+            String::from_utf8_lossy(&m.path)
+        );
+    }
+}
+
+fn print_functions(trace: &Trace, tallies: &[ThreadTally], top: usize) {
+    let mut per_function: HashMap<u32, u64> = HashMap::new();
+    for t in tallies {
+        for (&f, &n) in &t.per_function {
+            *per_function.entry(f).or_default() += n;
+        }
+    }
+    let total: u64 = per_function.values().sum();
+    let mut rows: Vec<(u32, u64)> = per_function.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    println!();
+    println!("top functions by traced instructions:");
+    println!("{:>14} {:>7}  {:<40} module", "insns", "share", "function");
+    let blocks = trace.blocks();
+    for (f, n) in rows.into_iter().take(top) {
+        let (name, module) = match blocks.function(f) {
+            Some(func) => {
+                let module = blocks
+                    .module(func.module)
+                    .map(|m| {
+                        String::from_utf8_lossy(&m.path)
+                            .rsplit('/')
+                            .next()
+                            .unwrap_or("")
+                            .to_string()
+                    })
+                    .unwrap_or_default();
+                (func.name_lossy().into_owned(), module)
+            }
+            None => ("(unknown)".to_string(), String::new()),
+        };
+        let share = if total > 0 {
+            100.0 * n as f64 / total as f64
+        } else {
+            0.0
+        };
+        println!(
+            "{:>14} {:>6.2}%  {:<40} {}",
+            n,
+            share,
+            truncate(&name, 40),
+            module
+        );
+    }
+}
+
+fn per_insn(bytes: u64, insns: u64) -> String {
+    if insns == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.3}", bytes as f64 / insns as f64)
+    }
+}
+
+fn truncate(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width - 1).collect();
+        t.push('…');
+        t
+    }
+}
