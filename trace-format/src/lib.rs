@@ -1,1 +1,60 @@
-//! The tf trace format (see FORMAT.md).
+//! The tf trace format: reader and writer (see `FORMAT.md` beside this crate).
+//!
+//! A trace is a directory: a MessagePack `manifest`, a block table
+//! `blocks.tfc`, and one event stream `thread-<tid>.tfc` per thread.
+//! [`Trace`] opens one for reading; [`TraceWriter`] writes one.
+//!
+//! ```
+//! # fn main() -> tf_trace::Result<()> {
+//! use tf_trace::{BlockDef, EndKind, Event, Trace, TraceWriter};
+//! let dir = std::env::temp_dir().join(format!("tf-doc-lib-{}", std::process::id()));
+//!
+//! // Write: define blocks, then what each thread executed.
+//! let mut w = TraceWriter::create(&dir)?;
+//! let a = w.block(&BlockDef::new(0x1000).insn(4).read(8).insn(2).end(EndKind::Branch))?;
+//! let b = w.block(&BlockDef::new(0x1006).insn(3).end(EndKind::Jump))?;
+//! let mut t = w.thread(1)?;
+//! for i in 0..4 {
+//!     t.exec(a, &[0x5000 + 8 * i])?;
+//!     t.exec(b, &[])?;
+//! }
+//! w.finish()?;
+//!
+//! // Read it back.
+//! let trace = Trace::open(&dir)?;
+//! let mut r = trace.read_thread(1)?;
+//! let mut seen = Vec::new();
+//! while let Some(ev) = r.next_event() {
+//!     if let Event::Block(x) = ev? {
+//!         let addr = x.accesses().first().map(|acc| acc.addr);
+//!         seen.push((x.block, addr));
+//!     }
+//! }
+//! assert_eq!(seen[..3], [(a, Some(0x5000)), (b, None), (a, Some(0x5008))]);
+//! assert_eq!(seen.len(), 8);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+pub mod block_table;
+pub mod error;
+pub mod event;
+pub mod manifest;
+mod predict;
+pub mod stream;
+pub mod thread;
+pub mod trace;
+pub mod varint;
+pub mod writer;
+
+pub use block_table::{
+    Block, BlockId, BlockTable, EndKind, Function, FunctionId, Module, ModuleId, Operand,
+};
+pub use error::{Damage, DecodeError, Error, Result};
+pub use event::{Access, BlockExec, Event, ExitHow, LockKind, SkipReason, Via};
+pub use manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
+pub use stream::{Chunk, ChunkReader, ChunkRef, StreamHeader, StreamKind, TableParams};
+pub use thread::{ChunkDecoder, ChunkEvents, ChunkStats, ThreadReader};
+pub use trace::{ThreadFile, Trace};
+pub use writer::{BlockDef, ThreadWriter, TraceWriter, WriterOptions};

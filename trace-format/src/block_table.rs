@@ -1,0 +1,680 @@
+//! The block table (§5): modules, functions and blocks, from `blocks.tfc`.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
+
+use crate::error::DecodeError;
+use crate::varint::{self, Cursor};
+
+/// A block id: dense, from 0, in definition order.
+pub type BlockId = u32;
+/// A function id: dense, from 1; 0 means "unknown".
+pub type FunctionId = u32;
+/// A module id: dense, from 1; 0 means "unknown".
+pub type ModuleId = u32;
+
+/// How a block ends (§5, field `end`).
+///
+/// ```
+/// use tf_trace::EndKind;
+/// assert_eq!(EndKind::from_code(4), Some(EndKind::Call));
+/// assert!(EndKind::IndirectCall.is_call());
+/// assert_eq!(EndKind::Return.name(), "return");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum EndKind {
+    /// Cut at a size limit or before a jump target: the next address follows.
+    #[default]
+    Fallthrough = 0,
+    /// One fixed target.
+    Jump = 1,
+    /// Conditional: the target or the next address.
+    Branch = 2,
+    /// A computed target.
+    IndirectJump = 3,
+    /// A direct call.
+    Call = 4,
+    /// A call through a register or memory.
+    IndirectCall = 5,
+    /// `ret`.
+    Return = 6,
+    /// `syscall`, `int 0x80`, `sysenter`.
+    Syscall = 7,
+    /// Anything else (`ud2`, `hlt`, a faulting instruction).
+    Other = 8,
+}
+
+impl EndKind {
+    /// All kinds, in code order.
+    pub const ALL: [EndKind; 9] = [
+        EndKind::Fallthrough,
+        EndKind::Jump,
+        EndKind::Branch,
+        EndKind::IndirectJump,
+        EndKind::Call,
+        EndKind::IndirectCall,
+        EndKind::Return,
+        EndKind::Syscall,
+        EndKind::Other,
+    ];
+
+    /// The kind with this code, if any.
+    pub fn from_code(code: u64) -> Option<EndKind> {
+        EndKind::ALL.get(usize::try_from(code).ok()?).copied()
+    }
+
+    /// `call` or `indirect_call`.
+    #[inline]
+    pub fn is_call(self) -> bool {
+        matches!(self, EndKind::Call | EndKind::IndirectCall)
+    }
+
+    /// The name FORMAT.md uses.
+    pub fn name(self) -> &'static str {
+        [
+            "fallthrough",
+            "jump",
+            "branch",
+            "indirect_jump",
+            "call",
+            "indirect_call",
+            "return",
+            "syscall",
+            "other",
+        ][self as usize]
+    }
+}
+
+/// One memory operand of a block (§5).
+///
+/// ```
+/// use tf_trace::Operand;
+/// let op = Operand { insn: 2, size: 8, write: true, conditional: false };
+/// assert_eq!(op.flags(), 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Operand {
+    /// The instruction (0-based index in the block) it belongs to.
+    pub insn: u16,
+    /// Access size in bytes, 1..=4096.
+    pub size: u16,
+    /// A write (else a read).
+    pub write: bool,
+    /// May be skipped at run time (`rep` with zero count, masked AVX).
+    pub conditional: bool,
+}
+
+impl Operand {
+    /// The `flags` byte: bit 0 write, bit 1 conditional.
+    pub fn flags(&self) -> u8 {
+        self.write as u8 | (self.conditional as u8) << 1
+    }
+}
+
+/// A mapped object file (§5, tag 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    /// Module id, from 1.
+    pub id: ModuleId,
+    /// Lowest mapped address.
+    pub base: u64,
+    /// Bytes mapped.
+    pub size: u64,
+    /// Path as the tracer saw it (normally UTF-8).
+    pub path: Vec<u8>,
+    /// Build id (may be empty).
+    pub build_id: Vec<u8>,
+}
+
+/// A function (§5, tag 2).
+///
+/// ```
+/// let f = tf_trace::Function { id: 1, entry: 0x401000, module: 0, name: b"main".to_vec() };
+/// assert_eq!(f.name_lossy(), "main");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    /// Function id, from 1.
+    pub id: FunctionId,
+    /// Address of its first instruction.
+    pub entry: u64,
+    /// Module id, 0 = unknown.
+    pub module: ModuleId,
+    /// The symbol as the tracer saw it (normally mangled; may be empty).
+    pub name: Vec<u8>,
+}
+
+impl Function {
+    /// The name as text (invalid UTF-8 replaced).
+    pub fn name_lossy(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.name)
+    }
+}
+
+/// Per-block data, compact, for the decoder's hot path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockRec {
+    pub(crate) address: u64,
+    /// `address + len(code)`, wrapping: the return site of a call.
+    pub(crate) end_addr: u64,
+    pub(crate) code_start: usize,
+    pub(crate) code_len: u32,
+    pub(crate) insn_start: u32,
+    pub(crate) ops_start: u32,
+    pub(crate) n_insns: u32,
+    pub(crate) n_ops: u32,
+    pub(crate) function: FunctionId,
+    pub(crate) end: EndKind,
+}
+
+/// A multiplicative hasher for address and id keys.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+}
+
+type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
+
+/// All modules, functions and blocks of a trace.
+///
+/// Read by [`Trace::open`](crate::Trace::open); built by
+/// [`TraceWriter`](crate::TraceWriter) as blocks are defined.
+///
+/// ```
+/// # fn main() -> tf_trace::Result<()> {
+/// use tf_trace::{BlockDef, EndKind, TraceWriter, Trace};
+/// let dir = std::env::temp_dir().join(format!("tf-doc-bt-{}", std::process::id()));
+/// let mut w = TraceWriter::create(&dir)?;
+/// let f = w.function(0x1000, 0, "main")?;
+/// let b = w.block(&BlockDef::new(0x1000).function(f).insn(3).read(8).insn(5).end(EndKind::Call))?;
+/// w.finish()?;
+/// let trace = Trace::open(&dir)?;
+/// let block = trace.blocks().block(b).unwrap();
+/// assert_eq!((block.address(), block.n_insns(), block.len_bytes()), (0x1000, 2, 8));
+/// assert_eq!(block.insn_address(1), 0x1003);
+/// assert_eq!(block.return_site(), Some(0x1008));
+/// assert_eq!(block.operands()[0].size, 8);
+/// assert_eq!(trace.blocks().function(f).unwrap().name, b"main");
+/// assert_eq!(trace.blocks().block_at(0x1000), Some(b));
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok(()) }
+/// ```
+#[derive(Default)]
+pub struct BlockTable {
+    modules: Vec<Module>,
+    functions: Vec<Function>,
+    pub(crate) recs: Vec<BlockRec>,
+    code: Vec<u8>,
+    insn_len: Vec<u8>,
+    insn_off: Vec<u32>,
+    pub(crate) ops: Vec<Operand>,
+    lowest_at: AddrMap<BlockId>,
+    /// Blocks sorted by address, and the longest block's length.
+    by_addr: OnceLock<(Vec<(u64, BlockId)>, u64)>,
+}
+
+impl std::fmt::Debug for BlockTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockTable")
+            .field("modules", &self.modules.len())
+            .field("functions", &self.functions.len())
+            .field("blocks", &self.recs.len())
+            .finish()
+    }
+}
+
+/// One block of the table, borrowed from it.
+#[derive(Clone, Copy)]
+pub struct Block<'a> {
+    id: BlockId,
+    rec: &'a BlockRec,
+    table: &'a BlockTable,
+}
+
+impl std::fmt::Debug for Block<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block")
+            .field("id", &self.id)
+            .field("address", &format_args!("{:#x}", self.address()))
+            .field("function", &self.function())
+            .field("end", &self.end())
+            .field("insn_lengths", &self.insn_lengths())
+            .field("operands", &self.operands())
+            .finish()
+    }
+}
+
+impl<'a> Block<'a> {
+    /// The block id.
+    pub fn id(&self) -> BlockId {
+        self.id
+    }
+    /// Address of the first instruction.
+    pub fn address(&self) -> u64 {
+        self.rec.address
+    }
+    /// Function id, 0 = unknown.
+    pub fn function(&self) -> FunctionId {
+        self.rec.function
+    }
+    /// How the block ends.
+    pub fn end(&self) -> EndKind {
+        self.rec.end
+    }
+    /// The machine code.
+    pub fn code(&self) -> &'a [u8] {
+        &self.table.code[self.rec.code_start..self.rec.code_start + self.rec.code_len as usize]
+    }
+    /// Length of the code in bytes.
+    pub fn len_bytes(&self) -> u64 {
+        self.rec.code_len as u64
+    }
+    /// The address just past the last instruction (wrapping).
+    pub fn end_address(&self) -> u64 {
+        self.rec.end_addr
+    }
+    /// For a block ending in a call, the return site `address + len(code)`.
+    pub fn return_site(&self) -> Option<u64> {
+        self.rec.end.is_call().then_some(self.rec.end_addr)
+    }
+    /// Number of instructions.
+    pub fn n_insns(&self) -> usize {
+        self.rec.n_insns as usize
+    }
+    /// Length of each instruction in bytes.
+    pub fn insn_lengths(&self) -> &'a [u8] {
+        let s = self.rec.insn_start as usize;
+        &self.table.insn_len[s..s + self.rec.n_insns as usize]
+    }
+    /// Offset of each instruction from the block's address.
+    pub fn insn_offsets(&self) -> &'a [u32] {
+        let s = self.rec.insn_start as usize;
+        &self.table.insn_off[s..s + self.rec.n_insns as usize]
+    }
+    /// Address of instruction `i` (panics if `i >= n_insns()`).
+    pub fn insn_address(&self, i: usize) -> u64 {
+        self.rec.address.wrapping_add(self.insn_offsets()[i] as u64)
+    }
+    /// The instruction that contains `addr`, if any.
+    pub fn insn_index_at(&self, addr: u64) -> Option<usize> {
+        let off = addr.wrapping_sub(self.rec.address);
+        if off >= self.rec.code_len as u64 {
+            return None;
+        }
+        let offs = self.insn_offsets();
+        Some(offs.partition_point(|&o| o as u64 <= off) - 1)
+    }
+    /// The memory operands, in block order.
+    pub fn operands(&self) -> &'a [Operand] {
+        let s = self.rec.ops_start as usize;
+        &self.table.ops[s..s + self.rec.n_ops as usize]
+    }
+    /// Index range (into [`operands`](Self::operands)) of instruction `i`'s operands.
+    pub fn operand_range(&self, i: usize) -> std::ops::Range<usize> {
+        let ops = self.operands();
+        let lo = ops.partition_point(|o| (o.insn as usize) < i);
+        let hi = ops.partition_point(|o| (o.insn as usize) <= i);
+        lo..hi
+    }
+}
+
+impl BlockTable {
+    /// An empty table.
+    pub fn new() -> BlockTable {
+        BlockTable::default()
+    }
+    /// Number of blocks.
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+    /// Whether there are no blocks.
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+    /// The block with this id.
+    #[inline]
+    pub fn block(&self, id: BlockId) -> Option<Block<'_>> {
+        self.recs.get(id as usize).map(|rec| Block {
+            id,
+            rec,
+            table: self,
+        })
+    }
+    /// All blocks, in id order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Block<'_>> + '_ {
+        self.recs.iter().enumerate().map(|(i, rec)| Block {
+            id: i as BlockId,
+            rec,
+            table: self,
+        })
+    }
+    /// The function with this id (ids start at 1).
+    pub fn function(&self, id: FunctionId) -> Option<&Function> {
+        self.functions.get((id as usize).checked_sub(1)?)
+    }
+    /// All functions, in id order.
+    pub fn functions(&self) -> &[Function] {
+        &self.functions
+    }
+    /// The module with this id (ids start at 1).
+    pub fn module(&self, id: ModuleId) -> Option<&Module> {
+        self.modules.get((id as usize).checked_sub(1)?)
+    }
+    /// All modules, in id order.
+    pub fn modules(&self) -> &[Module] {
+        &self.modules
+    }
+    /// The module whose mapping `[base, base + size)` contains `addr`.
+    pub fn module_containing(&self, addr: u64) -> Option<&Module> {
+        self.modules
+            .iter()
+            .find(|m| addr.wrapping_sub(m.base) < m.size)
+    }
+    /// The lowest block id whose address is `addr`.
+    #[inline]
+    pub fn block_at(&self, addr: u64) -> Option<BlockId> {
+        self.lowest_at.get(&addr).copied()
+    }
+    /// Every block whose code covers `addr`, in address order.
+    pub fn blocks_containing(&self, addr: u64) -> impl Iterator<Item = Block<'_>> + '_ {
+        let (sorted, max_len) = self.by_addr.get_or_init(|| {
+            let mut v: Vec<(u64, BlockId)> = self
+                .recs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.address, i as BlockId))
+                .collect();
+            v.sort_unstable();
+            let max = self
+                .recs
+                .iter()
+                .map(|r| r.code_len as u64)
+                .max()
+                .unwrap_or(0);
+            (v, max)
+        });
+        let lo = sorted.partition_point(|&(a, _)| a < addr.saturating_sub(*max_len));
+        let hi = sorted.partition_point(|&(a, _)| a <= addr);
+        sorted[lo..hi]
+            .iter()
+            .map(|&(_, id)| self.block(id).unwrap())
+            .filter(move |b| addr.wrapping_sub(b.address()) < b.len_bytes())
+    }
+
+    pub(crate) fn rec(&self, id: BlockId) -> &BlockRec {
+        &self.recs[id as usize]
+    }
+
+    /// Decodes one block-table chunk payload and adds its records. On error
+    /// nothing of the chunk is kept.
+    pub(crate) fn decode_chunk(&mut self, payload: &[u8]) -> Result<(), DecodeError> {
+        let mark = self.mark();
+        let mut cur = Cursor::new(payload);
+        while !cur.is_empty() {
+            if let Err(e) = self.decode_record(&mut cur) {
+                self.rollback(mark);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn mark(&self) -> [usize; 6] {
+        [
+            self.modules.len(),
+            self.functions.len(),
+            self.recs.len(),
+            self.code.len(),
+            self.insn_len.len(),
+            self.ops.len(),
+        ]
+    }
+
+    fn rollback(&mut self, m: [usize; 6]) {
+        for id in m[2]..self.recs.len() {
+            let a = self.recs[id].address;
+            if self.lowest_at.get(&a) == Some(&(id as BlockId)) {
+                self.lowest_at.remove(&a);
+            }
+        }
+        self.modules.truncate(m[0]);
+        self.functions.truncate(m[1]);
+        self.recs.truncate(m[2]);
+        self.code.truncate(m[3]);
+        self.insn_len.truncate(m[4]);
+        self.insn_off.truncate(m[4]);
+        self.ops.truncate(m[5]);
+        self.by_addr = OnceLock::new();
+    }
+
+    /// Decodes one record at the cursor, checks it against §5 and adds it.
+    pub(crate) fn decode_record(&mut self, cur: &mut Cursor<'_>) -> Result<(), DecodeError> {
+        let pos = cur.pos();
+        let err = |what: String| Err(DecodeError::new(pos, what));
+        let tag = cur.varint()?;
+        let id = cur.varint()?;
+        match tag {
+            1 => {
+                let expect = self.modules.len() as u64 + 1;
+                if id != expect {
+                    return err(format!("module id {id}, expected {expect}"));
+                }
+                let base = cur.varint()?;
+                let size = cur.varint()?;
+                let path = cur.bytes()?.to_vec();
+                let build_id = cur.bytes()?.to_vec();
+                self.modules.push(Module {
+                    id: id as ModuleId,
+                    base,
+                    size,
+                    path,
+                    build_id,
+                });
+            }
+            2 => {
+                let expect = self.functions.len() as u64 + 1;
+                if id != expect || id > u32::MAX as u64 {
+                    return err(format!("function id {id}, expected {expect}"));
+                }
+                let entry = cur.varint()?;
+                let module = cur.varint()?;
+                if module > self.modules.len() as u64 {
+                    return err(format!("function {id}: module {module} not defined"));
+                }
+                let name = cur.bytes()?.to_vec();
+                self.functions.push(Function {
+                    id: id as FunctionId,
+                    entry,
+                    module: module as ModuleId,
+                    name,
+                });
+            }
+            3 => {
+                let expect = self.recs.len() as u64;
+                // u32::MAX is the predictor's "none".
+                if id != expect || id >= u32::MAX as u64 {
+                    return err(format!("block id {id}, expected {expect}"));
+                }
+                self.decode_block(cur, id as BlockId)
+                    .or_else(|what| err(format!("block {id}: {what}")))?;
+            }
+            _ => return err(format!("unknown block-table record tag {tag}")),
+        }
+        Ok(())
+    }
+
+    fn decode_block(&mut self, cur: &mut Cursor<'_>, id: BlockId) -> Result<(), String> {
+        let address = cur.varint().map_err(|e| e.what)?;
+        let function = cur.varint().map_err(|e| e.what)?;
+        if function > self.functions.len() as u64 {
+            return Err(format!("function {function} not defined"));
+        }
+        let end_code = cur.varint().map_err(|e| e.what)?;
+        let end = EndKind::from_code(end_code).ok_or(format!("end kind {end_code} unknown"))?;
+        let code = cur.bytes().map_err(|e| e.what)?;
+        let n = cur.varint().map_err(|e| e.what)?;
+        if !(1..=65535).contains(&n) {
+            return Err(format!("instruction count {n} out of range 1..=65535"));
+        }
+        let lens = cur.raw(n).map_err(|e| e.what)?;
+        let mut total = 0usize;
+        for (i, &l) in lens.iter().enumerate() {
+            if !(1..=15).contains(&l) {
+                return Err(format!("instruction {i} length {l} out of range 1..=15"));
+            }
+            total += l as usize;
+        }
+        if total != code.len() {
+            return Err(format!(
+                "instruction lengths add up to {total}, code has {} bytes",
+                code.len()
+            ));
+        }
+        let m = cur.varint().map_err(|e| e.what)?;
+        if m > 65535 {
+            return Err(format!("operand count {m} out of range 0..=65535"));
+        }
+        let ops_start = self.ops.len();
+        let mut last_insn = 0u64;
+        for j in 0..m {
+            let r = (|| -> Result<Operand, String> {
+                let insn = cur.varint().map_err(|e| e.what)?;
+                let flags = cur.u8().map_err(|e| e.what)?;
+                let size = cur.varint().map_err(|e| e.what)?;
+                if insn >= n {
+                    return Err(format!("instruction {insn} out of range"));
+                }
+                if insn < last_insn {
+                    return Err(format!("instruction {insn} after {last_insn}"));
+                }
+                if flags & !3 != 0 {
+                    return Err(format!("flags {flags:#x} has unknown bits"));
+                }
+                if !(1..=4096).contains(&size) {
+                    return Err(format!("size {size} out of range 1..=4096"));
+                }
+                last_insn = insn;
+                Ok(Operand {
+                    insn: insn as u16,
+                    size: size as u16,
+                    write: flags & 1 != 0,
+                    conditional: flags & 2 != 0,
+                })
+            })();
+            match r {
+                Ok(op) => self.ops.push(op),
+                Err(what) => {
+                    self.ops.truncate(ops_start);
+                    return Err(format!("operand {j}: {what}"));
+                }
+            }
+        }
+        let insn_start = self.insn_len.len();
+        if insn_start + n as usize > u32::MAX as usize || ops_start + m as usize > u32::MAX as usize
+        {
+            self.ops.truncate(ops_start);
+            return Err("block table too large".into());
+        }
+        let mut off = 0u32;
+        for &l in lens {
+            self.insn_len.push(l);
+            self.insn_off.push(off);
+            off += l as u32;
+        }
+        let code_start = self.code.len();
+        self.code.extend_from_slice(code);
+        self.recs.push(BlockRec {
+            address,
+            end_addr: address.wrapping_add(code.len() as u64),
+            code_start,
+            code_len: code.len() as u32,
+            insn_start: insn_start as u32,
+            ops_start: ops_start as u32,
+            n_insns: n as u32,
+            n_ops: m as u32,
+            function: function as FunctionId,
+            end,
+        });
+        self.lowest_at.entry(address).or_insert(id);
+        self.by_addr = OnceLock::new();
+        Ok(())
+    }
+}
+
+/// Encoders of block-table records, used by the writer.
+pub(crate) mod encode {
+    use super::*;
+
+    pub(crate) fn module(
+        out: &mut Vec<u8>,
+        id: ModuleId,
+        base: u64,
+        size: u64,
+        path: &[u8],
+        build_id: &[u8],
+    ) {
+        varint::put(out, 1);
+        varint::put(out, id as u64);
+        varint::put(out, base);
+        varint::put(out, size);
+        varint::put_bytes(out, path);
+        varint::put_bytes(out, build_id);
+    }
+
+    pub(crate) fn function(
+        out: &mut Vec<u8>,
+        id: FunctionId,
+        entry: u64,
+        module: ModuleId,
+        name: &[u8],
+    ) {
+        varint::put(out, 2);
+        varint::put(out, id as u64);
+        varint::put(out, entry);
+        varint::put(out, module as u64);
+        varint::put_bytes(out, name);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn block(
+        out: &mut Vec<u8>,
+        id: BlockId,
+        address: u64,
+        function: FunctionId,
+        end: EndKind,
+        code: &[u8],
+        lens: &[u8],
+        ops: &[Operand],
+    ) {
+        varint::put(out, 3);
+        varint::put(out, id as u64);
+        varint::put(out, address);
+        varint::put(out, function as u64);
+        varint::put(out, end as u64);
+        varint::put_bytes(out, code);
+        varint::put(out, lens.len() as u64);
+        out.extend_from_slice(lens);
+        varint::put(out, ops.len() as u64);
+        for op in ops {
+            varint::put(out, op.insn as u64);
+            out.push(op.flags());
+            varint::put(out, op.size as u64);
+        }
+    }
+}

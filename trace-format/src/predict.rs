@@ -1,0 +1,300 @@
+//! The prediction state of §6.2 (successors) and §6.3 (addresses).
+//!
+//! One implementation, used by both the reader and the writer, so that the
+//! two cannot drift apart. The state lives for one chunk: [`Predictor::reset`]
+//! starts a new one.
+
+use crate::block_table::{BlockId, BlockRec, BlockTable, EndKind};
+use crate::stream::TableParams;
+
+/// "No block" in candidate and successor slots.
+pub(crate) const NONE: u32 = u32::MAX;
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// `hash(x, bits)` of §6.2.
+#[inline(always)]
+pub(crate) fn hash(x: u64, bits: u32) -> usize {
+    (x.wrapping_mul(GOLDEN) >> (64 - bits)) as usize
+}
+
+#[derive(Clone, Copy)]
+struct SuccEntry {
+    /// Block id + 1; 0 = empty.
+    key: u32,
+    s0: u32,
+    s1: u32,
+}
+
+const EMPTY_SUCC: SuccEntry = SuccEntry {
+    key: 0,
+    s0: NONE,
+    s1: NONE,
+};
+
+/// Bit 63 of `AddrEntry::tag`: mode `offset`.
+const MODE_OFFSET: u64 = 1 << 63;
+
+#[derive(Clone, Copy)]
+struct AddrEntry {
+    /// `key + 1` (0 = empty), with [`MODE_OFFSET`] or-ed in.
+    tag: u64,
+    last: u64,
+    stride: u64,
+    offset: u64,
+}
+
+const EMPTY_ADDR: AddrEntry = AddrEntry {
+    tag: 0,
+    last: 0,
+    stride: 0,
+    offset: 0,
+};
+
+/// The result of [`Predictor::predict`], to pass to [`Predictor::update`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prediction {
+    /// The predicted address.
+    pub(crate) addr: u64,
+    slot: usize,
+    key: u64,
+    hit: bool,
+}
+
+/// The prediction state of one chunk.
+pub(crate) struct Predictor {
+    succ: Box<[SuccEntry]>,
+    succ_bits: u32,
+    addr: Box<[AddrEntry]>,
+    addr_bits: u32,
+    ret: Box<[u64; 256]>,
+    ret_top: u8,
+    ret_len: u8,
+    ret_cap: u8,
+    /// The last block executed in the chunk, or NONE.
+    prev: u32,
+    /// The successor-table slot of `prev`, as found by `depart`.
+    prev_slot: usize,
+    /// The highest block id executed in the chunk.
+    max_exec: u32,
+    cand: [u32; 2],
+    last_any: u64,
+}
+
+impl Predictor {
+    /// A fresh state for chunks of a stream with these parameters (which
+    /// must be in range, see [`TableParams::check`]).
+    pub(crate) fn new(p: TableParams) -> Predictor {
+        Predictor {
+            succ: vec![EMPTY_SUCC; 1 << p.succ_table_bits].into_boxed_slice(),
+            succ_bits: p.succ_table_bits as u32,
+            addr: vec![EMPTY_ADDR; 1 << p.addr_table_bits].into_boxed_slice(),
+            addr_bits: p.addr_table_bits as u32,
+            ret: Box::new([0; 256]),
+            ret_top: 0,
+            ret_len: 0,
+            ret_cap: p.ret_stack_depth,
+            prev: NONE,
+            prev_slot: 0,
+            max_exec: 0,
+            cand: [NONE; 2],
+            last_any: 0,
+        }
+    }
+
+    /// Forgets everything: the state at the start of a chunk.
+    pub(crate) fn reset(&mut self) {
+        self.succ.fill(EMPTY_SUCC);
+        self.addr.fill(EMPTY_ADDR);
+        self.ret_len = 0;
+        self.prev = NONE;
+        self.max_exec = 0;
+        self.cand = [NONE; 2];
+        self.last_any = 0;
+    }
+
+    /// Successor candidates 0 and 1 for the next block (NONE where absent).
+    #[inline(always)]
+    pub(crate) fn candidates(&self) -> [u32; 2] {
+        self.cand
+    }
+
+    /// Steps 3 and 4 of §6.2: block `n` (at `addr`) is the next block.
+    #[inline(always)]
+    pub(crate) fn arrive(&mut self, n: BlockId, addr: u64) {
+        if self.ret_len > 0 && self.ret[self.ret_top as usize] == addr {
+            self.ret_top = self.ret_top.wrapping_sub(1);
+            self.ret_len -= 1;
+        }
+        if self.prev != NONE {
+            let e = &mut self.succ[self.prev_slot];
+            if e.key == self.prev + 1 {
+                // Swapping when s1 = n and shifting otherwise both leave
+                // [n, old s0].
+                if e.s0 != n {
+                    e.s1 = e.s0;
+                    e.s0 = n;
+                }
+            } else {
+                *e = SuccEntry {
+                    key: self.prev + 1,
+                    s0: n,
+                    s1: NONE,
+                };
+            }
+        }
+        self.prev = n;
+        if n > self.max_exec {
+            self.max_exec = n;
+        }
+    }
+
+    /// Steps 1 and 2 of §6.2, after an execution of block `b`.
+    #[inline(always)]
+    pub(crate) fn depart(
+        &mut self,
+        b: BlockId,
+        rec: &BlockRec,
+        complete: bool,
+        table: &BlockTable,
+    ) {
+        let slot = hash(b as u64, self.succ_bits);
+        self.prev_slot = slot;
+        let e = self.succ[slot];
+        let (s0, s1) = if e.key == b + 1 {
+            (e.s0, e.s1)
+        } else {
+            (NONE, NONE)
+        };
+        self.cand = [s0, s1];
+        if complete {
+            if rec.end == EndKind::Return && self.ret_len > 0 {
+                if let Some(r) = table.block_at(self.ret[self.ret_top as usize]) {
+                    if r <= self.max_exec {
+                        self.cand = [r, if s0 != r { s0 } else { s1 }];
+                    }
+                }
+            } else if rec.end.is_call() {
+                self.ret_top = self.ret_top.wrapping_add(1);
+                self.ret[self.ret_top as usize] = rec.end_addr;
+                if self.ret_len < self.ret_cap {
+                    self.ret_len += 1;
+                }
+            }
+        }
+    }
+
+    /// Step 1 of §6.3 for operand `j` of block `b`; `prev` is the address of
+    /// the previous present operand of this execution.
+    #[inline(always)]
+    pub(crate) fn predict(&self, b: BlockId, j: u32, prev: Option<u64>) -> Prediction {
+        let key = (b as u64) << 16 | j as u64;
+        let slot = hash(key, self.addr_bits);
+        let e = &self.addr[slot];
+        let hit = e.tag & !MODE_OFFSET == key + 1;
+        let addr = if !hit {
+            prev.unwrap_or(self.last_any)
+        } else {
+            match prev {
+                Some(p) if e.tag & MODE_OFFSET != 0 => p.wrapping_add(e.offset),
+                _ => e.last.wrapping_add(e.stride),
+            }
+        };
+        Prediction {
+            addr,
+            slot,
+            key,
+            hit,
+        }
+    }
+
+    /// Step 3 of §6.3: the operand predicted by `p` accessed `a`.
+    #[inline(always)]
+    pub(crate) fn update(&mut self, p: Prediction, a: u64, prev: Option<u64>) {
+        let e = &mut self.addr[p.slot];
+        if !p.hit {
+            *e = match prev {
+                Some(pa) => AddrEntry {
+                    tag: (p.key + 1) | MODE_OFFSET,
+                    last: a,
+                    stride: 0,
+                    offset: a.wrapping_sub(pa),
+                },
+                None => AddrEntry {
+                    tag: p.key + 1,
+                    last: a,
+                    stride: 0,
+                    offset: 0,
+                },
+            };
+        } else {
+            let stride_ok = e.last.wrapping_add(e.stride) == a;
+            let offset_ok = matches!(prev, Some(pa) if pa.wrapping_add(e.offset) == a);
+            if e.tag & MODE_OFFSET == 0 {
+                if !stride_ok && offset_ok {
+                    e.tag |= MODE_OFFSET;
+                }
+            } else if !offset_ok && stride_ok {
+                e.tag &= !MODE_OFFSET;
+            }
+            e.stride = a.wrapping_sub(e.last);
+            e.last = a;
+            if let Some(pa) = prev {
+                e.offset = a.wrapping_sub(pa);
+            }
+        }
+        self.last_any = a;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_the_golden_ratio_top_bits() {
+        assert_eq!(hash(0, 12), 0);
+        assert_eq!(hash(1, 8), (GOLDEN >> 56) as usize);
+        assert_eq!(hash(1, 8), 0x9E);
+        assert_eq!(hash(2, 12), (GOLDEN.wrapping_mul(2) >> 52) as usize);
+    }
+
+    #[test]
+    fn address_modes() {
+        let mut p = Predictor::new(TableParams::default());
+        // First sight: predicted as last_any (0), creates a stride entry.
+        let pr = p.predict(5, 0, None);
+        assert_eq!(pr.addr, 0);
+        p.update(pr, 1000, None);
+        // Stride 0 until a second value is seen.
+        let pr = p.predict(5, 0, None);
+        assert_eq!(pr.addr, 1000);
+        p.update(pr, 1008, None);
+        assert_eq!(p.predict(5, 0, None).addr, 1016);
+        // Operand 1 follows operand 0 at a fixed offset: offset mode at once.
+        let pr = p.predict(5, 1, Some(1016));
+        assert_eq!(pr.addr, 1016, "no entry: predicted as the previous operand");
+        p.update(pr, 1020, Some(1016));
+        assert_eq!(p.predict(5, 1, Some(2000)).addr, 2004);
+    }
+
+    #[test]
+    fn return_stack_discards_the_bottom() {
+        let mut t = BlockTable::new();
+        let mut out = Vec::new();
+        crate::block_table::encode::block(&mut out, 0, 0x100, 0, EndKind::Call, &[0x90], &[1], &[]);
+        t.decode_chunk(&out).unwrap();
+        let mut p = Predictor::new(TableParams {
+            ret_stack_depth: 2,
+            ..TableParams::default()
+        });
+        let rec = *t.rec(0);
+        for _ in 0..3 {
+            p.arrive(0, 0x100);
+            p.depart(0, &rec, true, &t);
+        }
+        assert_eq!(p.ret_len, 2);
+        p.arrive(0, 0x101);
+        assert_eq!(p.ret_len, 1);
+    }
+}

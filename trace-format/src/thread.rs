@@ -1,0 +1,605 @@
+//! Thread streams (§6): decoding chunks into block executions and events.
+
+use std::path::Path;
+
+use crate::block_table::{BlockId, BlockTable};
+use crate::error::{DecodeError, Error, Result};
+use crate::event::{self, Access, BlockExec, Event, Via};
+use crate::predict::{Predictor, NONE};
+use crate::stream::{ChunkReader, StreamKind, TableParams};
+use crate::varint::{unzigzag, Cursor};
+
+/// Counts of what one chunk holds, for `tf info`.
+///
+/// ```no_run
+/// # fn main() -> tf_trace::Result<()> {
+/// let trace = tf_trace::Trace::open("trace")?;
+/// let (chunks, damage) = trace.thread_stats(1)?;
+/// let total: u64 = chunks.iter().map(|c| c.insns).sum();
+/// println!("{total} instructions in {} chunks{}", chunks.len(),
+///          if damage.is_some() { " (damaged)" } else { "" });
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChunkStats {
+    /// Byte offset of the chunk in its file.
+    pub offset: u64,
+    /// Sequence number.
+    pub seq: u32,
+    /// Payload bytes.
+    pub payload_bytes: u64,
+    /// Run records.
+    pub run_records: u64,
+    /// Block executions given by run records.
+    pub run_blocks: u64,
+    /// Block records.
+    pub block_records: u64,
+    /// Block records with an explicit id.
+    pub explicit: u64,
+    /// Block records with addresses.
+    pub with_addresses: u64,
+    /// Partial executions.
+    pub partial: u64,
+    /// Event records other than `partial` (unknown types included).
+    pub events: u64,
+    /// Event records of unknown types.
+    pub unknown_events: u64,
+    /// Block executions (run and block records).
+    pub block_execs: u64,
+    /// Instructions executed.
+    pub insns: u64,
+    /// Memory accesses (present operands).
+    pub accesses: u64,
+    /// Instructions reported by `skip` events.
+    pub skipped_insns: u64,
+}
+
+impl ChunkStats {
+    /// Adds another chunk's counts to these (offset and seq are kept).
+    pub fn add(&mut self, o: &ChunkStats) {
+        self.payload_bytes += o.payload_bytes;
+        self.run_records += o.run_records;
+        self.run_blocks += o.run_blocks;
+        self.block_records += o.block_records;
+        self.explicit += o.explicit;
+        self.with_addresses += o.with_addresses;
+        self.partial += o.partial;
+        self.events += o.events;
+        self.unknown_events += o.unknown_events;
+        self.block_execs += o.block_execs;
+        self.insns += o.insns;
+        self.accesses += o.accesses;
+        self.skipped_insns += o.skipped_insns;
+    }
+}
+
+/// One decoding step, owned so that callers can loop without borrowing.
+#[derive(Clone, Copy)]
+enum Step {
+    End,
+    Block {
+        block: BlockId,
+        insns: u32,
+        complete: bool,
+        via: Via,
+    },
+    Event(Event<'static>),
+    Unknown {
+        ty: u64,
+        start: usize,
+        end: usize,
+    },
+}
+
+/// The decoder of one chunk payload. `ADDR = false` decodes structure and
+/// control flow only (validation and statistics), `true` also addresses.
+struct Core<'t> {
+    table: &'t BlockTable,
+    pred: Predictor,
+    run_left: u64,
+    run_pos: usize,
+    pos: usize,
+    accesses: Vec<Access>,
+    stats: ChunkStats,
+}
+
+impl<'t> Core<'t> {
+    fn new(table: &'t BlockTable, params: TableParams) -> Core<'t> {
+        Core {
+            table,
+            pred: Predictor::new(params),
+            run_left: 0,
+            run_pos: 0,
+            pos: 0,
+            accesses: Vec::with_capacity(64),
+            stats: ChunkStats::default(),
+        }
+    }
+
+    fn start(&mut self) {
+        self.pred.reset();
+        self.run_left = 0;
+        self.pos = 0;
+        self.accesses.clear();
+        self.stats = ChunkStats::default();
+    }
+
+    /// Decodes the whole payload without addresses: checks that it decodes.
+    fn validate(&mut self, payload: &[u8]) -> Result<ChunkStats, DecodeError> {
+        self.start();
+        while !matches!(self.step::<false>(payload)?, Step::End) {}
+        let mut s = self.stats;
+        s.payload_bytes = payload.len() as u64;
+        self.start();
+        Ok(s)
+    }
+
+    #[inline]
+    fn step<const ADDR: bool>(&mut self, payload: &[u8]) -> Result<Step, DecodeError> {
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            return self.run_step::<ADDR>();
+        }
+        let mut cur = Cursor::at(payload, self.pos);
+        let mut partial: Option<(u64, u64, usize)> = None;
+        loop {
+            if cur.is_empty() {
+                if let Some((_, _, p)) = partial {
+                    return Err(DecodeError::new(p, "partial event at the end of the chunk"));
+                }
+                self.pos = cur.pos();
+                return Ok(Step::End);
+            }
+            let rpos = cur.pos();
+            let h = cur.varint()?;
+            match h & 3 {
+                0 => {
+                    let s = h >> 3;
+                    let has_addr = h & 4 != 0;
+                    let cand = self.pred.candidates();
+                    let (id, via) = match s {
+                        0 => (cand[0], Via::Candidate0),
+                        1 => (cand[1], Via::Candidate1),
+                        _ => {
+                            let id = s - 2;
+                            if id >= self.table.len() as u64 {
+                                return Err(DecodeError::new(
+                                    rpos,
+                                    format!(
+                                        "block {id} not in the block table ({} blocks)",
+                                        self.table.len()
+                                    ),
+                                ));
+                            }
+                            (id as BlockId, Via::Explicit)
+                        }
+                    };
+                    if id == NONE {
+                        return Err(DecodeError::new(
+                            rpos,
+                            format!("successor candidate {s} does not exist"),
+                        ));
+                    }
+                    let rec = self.table.rec(id);
+                    let (insns, n_ops) = match partial {
+                        None => (rec.n_insns, rec.n_ops),
+                        Some((ni, no, p)) => {
+                            if ni == 0 || ni > rec.n_insns as u64 || no > rec.n_ops as u64 {
+                                return Err(DecodeError::new(
+                                    p,
+                                    format!(
+                                        "partial execution of {ni} instructions and {no} operands of block {id} ({} and {})",
+                                        rec.n_insns, rec.n_ops
+                                    ),
+                                ));
+                            }
+                            (ni as u32, no as u32)
+                        }
+                    };
+                    self.stats.block_records += 1;
+                    self.stats.explicit += (via == Via::Explicit) as u64;
+                    self.stats.with_addresses += has_addr as u64;
+                    self.stats.partial += partial.is_some() as u64;
+                    self.exec::<ADDR>(id, insns, n_ops, partial.is_none(), has_addr, &mut cur)?;
+                    self.pos = cur.pos();
+                    return Ok(Step::Block {
+                        block: id,
+                        insns,
+                        complete: partial.is_none(),
+                        via,
+                    });
+                }
+                2 => {
+                    let ty = h >> 2;
+                    let body = cur.bytes()?;
+                    if let Some((_, _, p)) = partial {
+                        return Err(DecodeError::new(
+                            p,
+                            "partial event not followed by a block record",
+                        ));
+                    }
+                    if ty == event::PARTIAL {
+                        let mut c = Cursor::new(body);
+                        let bad = |_| DecodeError::new(rpos, "partial event: payload too short");
+                        let ni = c.varint().map_err(bad)?;
+                        let no = c.varint().map_err(bad)?;
+                        if !c.is_empty() {
+                            return Err(DecodeError::new(
+                                rpos,
+                                "partial event: bytes left over in payload",
+                            ));
+                        }
+                        partial = Some((ni, no, rpos));
+                        continue;
+                    }
+                    self.pos = cur.pos();
+                    self.stats.events += 1;
+                    return match event::decode(ty, body, rpos)? {
+                        Some(e) => {
+                            if let Event::Skip { count, .. } = e {
+                                self.stats.skipped_insns =
+                                    self.stats.skipped_insns.wrapping_add(count);
+                            }
+                            Ok(Step::Event(e))
+                        }
+                        None => {
+                            self.stats.unknown_events += 1;
+                            Ok(Step::Unknown {
+                                ty,
+                                start: self.pos - body.len(),
+                                end: self.pos,
+                            })
+                        }
+                    };
+                }
+                _ => {
+                    if let Some((_, _, p)) = partial {
+                        return Err(DecodeError::new(p, "partial event followed by a run"));
+                    }
+                    self.pos = cur.pos();
+                    self.stats.run_records += 1;
+                    self.run_pos = rpos;
+                    // k = (h >> 1) + 1 executions; this call makes the first.
+                    self.run_left = h >> 1;
+                    return self.run_step::<ADDR>();
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn run_step<const ADDR: bool>(&mut self) -> Result<Step, DecodeError> {
+        let id = self.pred.candidates()[0];
+        if id == NONE {
+            return Err(DecodeError::new(
+                self.run_pos,
+                "run: successor candidate 0 does not exist",
+            ));
+        }
+        let rec = self.table.rec(id);
+        let (insns, n_ops) = (rec.n_insns, rec.n_ops);
+        self.stats.run_blocks += 1;
+        let mut none = Cursor::new(&[]);
+        self.exec::<ADDR>(id, insns, n_ops, true, false, &mut none)?;
+        Ok(Step::Block {
+            block: id,
+            insns,
+            complete: true,
+            via: Via::Run,
+        })
+    }
+
+    #[inline(always)]
+    fn exec<const ADDR: bool>(
+        &mut self,
+        id: BlockId,
+        insns: u32,
+        n_ops: u32,
+        complete: bool,
+        has_addr: bool,
+        cur: &mut Cursor<'_>,
+    ) -> Result<(), DecodeError> {
+        let table = self.table;
+        let rec = table.rec(id);
+        self.pred.arrive(id, rec.address);
+        self.stats.block_execs += 1;
+        self.stats.insns += insns as u64;
+        if ADDR {
+            self.accesses.clear();
+        }
+        if n_ops > 0 {
+            let ops = &table.ops[rec.ops_start as usize..][..n_ops as usize];
+            if ADDR {
+                let mut prev: Option<u64> = None;
+                for (j, op) in ops.iter().enumerate() {
+                    let p = self.pred.predict(id, j as u32, prev);
+                    let a = if has_addr {
+                        let v = cur.varint()?;
+                        if op.conditional {
+                            if v == 0 {
+                                continue;
+                            }
+                            p.addr.wrapping_add(unzigzag(v - 1) as u64)
+                        } else {
+                            p.addr.wrapping_add(unzigzag(v) as u64)
+                        }
+                    } else {
+                        p.addr
+                    };
+                    self.pred.update(p, a, prev);
+                    prev = Some(a);
+                    self.accesses.push(Access {
+                        operand: j as u16,
+                        size: op.size,
+                        write: op.write,
+                        addr: a,
+                    });
+                }
+                self.stats.accesses += self.accesses.len() as u64;
+            } else if has_addr {
+                let mut present = 0;
+                for op in ops {
+                    let v = cur.varint()?;
+                    present += (v != 0 || !op.conditional) as u64;
+                }
+                self.stats.accesses += present;
+            } else {
+                self.stats.accesses += n_ops as u64;
+            }
+        }
+        self.pred.depart(id, rec, complete, table);
+        Ok(())
+    }
+
+    fn event<'p>(&'p self, step: Step, payload: &'p [u8]) -> Option<Event<'p>> {
+        match step {
+            Step::End => None,
+            Step::Block {
+                block,
+                insns,
+                complete,
+                via,
+            } => Some(Event::Block(BlockExec {
+                block,
+                insns,
+                complete,
+                via,
+                accesses: &self.accesses,
+            })),
+            Step::Event(e) => Some(e),
+            Step::Unknown { ty, start, end } => Some(Event::Unknown {
+                ty,
+                payload: &payload[start..end],
+            }),
+        }
+    }
+}
+
+/// Decodes single chunk payloads of one thread stream, e.g. in parallel
+/// (one decoder per worker). Every chunk is self-contained (§4.2).
+///
+/// ```no_run
+/// # fn main() -> tf_trace::Result<()> {
+/// let trace = tf_trace::Trace::open("trace")?;
+/// let mut chunks = trace.chunks(1)?;
+/// let mut decoder = tf_trace::ChunkDecoder::new(trace.blocks(), chunks.header().params);
+/// while let Some(chunk) = chunks.next_chunk() {
+///     let chunk = chunk?.to_owned(); // could be sent to another thread
+///     let mut events = decoder.decode(&chunk.payload).expect("damaged chunk");
+///     while let Some(ev) = events.next_event() {
+///         println!("{:?}", ev.unwrap());
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+pub struct ChunkDecoder<'t> {
+    core: Core<'t>,
+}
+
+impl<'t> ChunkDecoder<'t> {
+    /// A decoder for chunks of a stream with these table parameters (from
+    /// its [`StreamHeader`](crate::StreamHeader)); panics if they are out of range.
+    pub fn new(blocks: &'t BlockTable, params: TableParams) -> ChunkDecoder<'t> {
+        params.check().expect("table parameters out of range");
+        ChunkDecoder {
+            core: Core::new(blocks, params),
+        }
+    }
+
+    /// Checks that `payload` decodes and counts what it holds (without
+    /// computing addresses). `offset` and `seq` of the result are 0.
+    pub fn stats(&mut self, payload: &[u8]) -> Result<ChunkStats, DecodeError> {
+        self.core.validate(payload)
+    }
+
+    /// Checks that `payload` decodes, then returns its events. Nothing is
+    /// returned from a payload that does not decode.
+    pub fn decode<'c>(&'c mut self, payload: &'c [u8]) -> Result<ChunkEvents<'c, 't>, DecodeError> {
+        self.core.validate(payload)?;
+        Ok(ChunkEvents {
+            core: &mut self.core,
+            payload,
+        })
+    }
+}
+
+/// The events of one chunk (see [`ChunkDecoder::decode`]).
+pub struct ChunkEvents<'c, 't> {
+    core: &'c mut Core<'t>,
+    payload: &'c [u8],
+}
+
+impl ChunkEvents<'_, '_> {
+    /// The next event; `None` at the end of the chunk. Events borrow the
+    /// decoder until the next call.
+    #[inline]
+    pub fn next_event(&mut self) -> Option<Result<Event<'_>, DecodeError>> {
+        match self.core.step::<true>(self.payload) {
+            Ok(step) => self.core.event(step, self.payload).map(Ok),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Streams the events of one thread file, chunk by chunk.
+///
+/// Memory use is one chunk whatever the file size, and no memory is
+/// allocated per record: events borrow the reader's buffers until the next
+/// call. Each chunk is checked completely (checksum and decoding) before
+/// its first event is returned, so nothing from a damaged chunk is ever
+/// returned; the reader returns the damage as one error and then `None`.
+///
+/// ```
+/// # fn main() -> tf_trace::Result<()> {
+/// use tf_trace::{BlockDef, Event, EndKind, Trace, TraceWriter};
+/// let dir = std::env::temp_dir().join(format!("tf-doc-reader-{}", std::process::id()));
+/// let mut w = TraceWriter::create(&dir)?;
+/// let body = w.block(&BlockDef::new(0x1000).insn(4).read(8).insn(2).end(EndKind::Branch))?;
+/// let mut t = w.thread(1)?;
+/// for i in 0..100u64 {
+///     t.exec(body, &[0x10000 + 8 * i])?;
+/// }
+/// w.finish()?;
+///
+/// let trace = Trace::open(&dir)?;
+/// let mut r = trace.read_thread(1)?;
+/// let (mut n, mut sum) = (0, 0);
+/// while let Some(ev) = r.next_event() {
+///     if let Event::Block(x) = ev? {
+///         n += x.insns;
+///         sum += x.accesses()[0].addr - 0x10000;
+///     }
+/// }
+/// assert_eq!((n, sum), (200, 8 * 4950));
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok(()) }
+/// ```
+pub struct ThreadReader<'t> {
+    chunks: ChunkReader,
+    core: Core<'t>,
+    in_chunk: bool,
+    chunk_stats: ChunkStats,
+}
+
+impl<'t> ThreadReader<'t> {
+    /// Opens a thread stream file, decoding against `blocks`. If the file
+    /// name is `thread-<tid>.tfc`, the header's tid must match it.
+    pub fn open(path: impl AsRef<Path>, blocks: &'t BlockTable) -> Result<ThreadReader<'t>> {
+        let path = path.as_ref();
+        let chunks = ChunkReader::open(path)?;
+        let h = *chunks.header();
+        if h.kind != StreamKind::Thread {
+            return Err(Error::header(
+                chunks.file(),
+                "kind 1 (block table), expected 2 (thread)",
+            ));
+        }
+        if let Some(tid) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(crate::trace::parse_thread_file_name)
+        {
+            if tid != h.tid {
+                return Err(Error::header(
+                    chunks.file(),
+                    format!("tid {} does not match the file name", h.tid),
+                ));
+            }
+        }
+        Ok(ThreadReader {
+            core: Core::new(blocks, h.params),
+            chunks,
+            in_chunk: false,
+            chunk_stats: ChunkStats::default(),
+        })
+    }
+
+    /// The thread id from the file header.
+    pub fn tid(&self) -> u64 {
+        self.chunks.header().tid
+    }
+
+    /// The table parameters from the file header.
+    pub fn params(&self) -> TableParams {
+        self.chunks.header().params
+    }
+
+    /// Counts of the chunk that the last event came from.
+    pub fn chunk_stats(&self) -> &ChunkStats {
+        &self.chunk_stats
+    }
+
+    /// The next event, `None` at the end of the stream or after an error.
+    #[inline]
+    pub fn next_event(&mut self) -> Option<Result<Event<'_>>> {
+        let step = loop {
+            if !self.in_chunk {
+                match self.chunks.advance() {
+                    Ok(true) => {}
+                    Ok(false) => return None,
+                    Err(e) => return Some(Err(e)),
+                }
+                let c = self.chunks.current();
+                match self.core.validate(c.payload) {
+                    Ok(mut s) => {
+                        s.offset = c.offset;
+                        s.seq = c.seq;
+                        self.chunk_stats = s;
+                    }
+                    Err(e) => {
+                        let err = self.chunks.decode_damage(e);
+                        // Stop at the first damaged chunk.
+                        self.chunks.stop();
+                        return Some(Err(err));
+                    }
+                }
+                self.in_chunk = true;
+            }
+            match self.core.step::<true>(self.chunks.current().payload) {
+                Ok(Step::End) => self.in_chunk = false,
+                Ok(step) => break step,
+                Err(e) => {
+                    self.in_chunk = false;
+                    let err = self.chunks.decode_damage(e);
+                    self.chunks.stop();
+                    return Some(Err(err));
+                }
+            }
+        };
+        self.core.event(step, self.chunks.current().payload).map(Ok)
+    }
+}
+
+/// Reads every chunk of a thread file for statistics only; stops at the
+/// first damaged chunk and returns its error beside the good chunks' counts.
+pub(crate) fn thread_stats(
+    path: &Path,
+    blocks: &BlockTable,
+) -> Result<(Vec<ChunkStats>, Option<Error>)> {
+    let mut chunks = ChunkReader::open(path)?;
+    let params = chunks.header().params;
+    if chunks.header().kind != StreamKind::Thread {
+        return Err(Error::header(
+            chunks.file(),
+            "kind 1 (block table), expected 2 (thread)",
+        ));
+    }
+    let mut core = Core::new(blocks, params);
+    let mut out = Vec::new();
+    loop {
+        match chunks.advance() {
+            Ok(true) => {}
+            Ok(false) => return Ok((out, None)),
+            Err(e) => return Ok((out, Some(e))),
+        }
+        let c = chunks.current();
+        match core.validate(c.payload) {
+            Ok(mut s) => {
+                s.offset = c.offset;
+                s.seq = c.seq;
+                out.push(s);
+            }
+            Err(e) => return Ok((out, Some(chunks.decode_damage(e)))),
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The trace directory (§2).
+
+use std::path::{Path, PathBuf};
+
+use crate::block_table::BlockTable;
+use crate::error::{Error, Result};
+use crate::manifest::Manifest;
+use crate::stream::{ChunkReader, StreamKind};
+use crate::thread::{self, ChunkStats, ThreadReader};
+
+/// One `thread-<tid>.tfc` file of a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadFile {
+    /// The thread id from the file name.
+    pub tid: u64,
+    /// The file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// `thread-<tid>.tfc` → tid: decimal, no padding, not 0.
+pub(crate) fn parse_thread_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix("thread-")?.strip_suffix(".tfc")?;
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// An open trace directory: manifest, block table and the list of threads.
+///
+/// ```
+/// # fn main() -> tf_trace::Result<()> {
+/// use tf_trace::{BlockDef, Trace, TraceWriter};
+/// let dir = std::env::temp_dir().join(format!("tf-doc-trace-{}", std::process::id()));
+/// let mut w = TraceWriter::create(&dir)?;
+/// let b = w.block(&BlockDef::new(0x1000).insn(1))?;
+/// w.thread(2)?.exec(b, &[])?;
+/// w.thread(1)?.exec(b, &[])?;
+/// w.finish()?;
+///
+/// let trace = Trace::open(&dir)?;
+/// assert!(trace.manifest().unwrap().complete);
+/// assert_eq!(trace.blocks().len(), 1);
+/// let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
+/// assert_eq!(tids, [1, 2]);
+/// assert!(trace.problems().is_empty());
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Trace {
+    dir: PathBuf,
+    manifest: Option<Manifest>,
+    blocks: BlockTable,
+    threads: Vec<ThreadFile>,
+    problems: Vec<Error>,
+}
+
+impl Trace {
+    /// Opens a trace: reads the manifest (if there is a readable one), the
+    /// whole block table, and lists the thread files sorted by tid.
+    ///
+    /// A damaged block table keeps the blocks before the damage and the
+    /// error goes to [`problems`](Self::problems), as does an unreadable
+    /// manifest: a crashed run still leaves a usable trace. A missing or
+    /// unreadable directory or `blocks.tfc` is an error.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Trace> {
+        let dir = dir.as_ref().to_path_buf();
+        let mut problems = Vec::new();
+        let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(dir.display(), e))?;
+        let mut threads = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(dir.display(), e))?;
+            let Some(tid) = entry.file_name().to_str().and_then(parse_thread_file_name) else {
+                continue;
+            };
+            let path = entry.path();
+            let size = entry
+                .metadata()
+                .map_err(|e| Error::io(path.display(), e))?
+                .len();
+            threads.push(ThreadFile { tid, path, size });
+        }
+        threads.sort_by_key(|t| t.tid);
+
+        let mpath = dir.join("manifest");
+        let manifest = match std::fs::read(&mpath) {
+            Ok(bytes) => match Manifest::from_bytes(&bytes) {
+                Ok(m) => Some(m),
+                Err(what) => {
+                    problems.push(Error::Manifest {
+                        file: mpath.display().to_string(),
+                        what,
+                    });
+                    None
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                problems.push(Error::io(mpath.display(), e));
+                None
+            }
+        };
+
+        let mut blocks = BlockTable::new();
+        let mut chunks = ChunkReader::open(dir.join("blocks.tfc"))?;
+        if chunks.header().kind != StreamKind::BlockTable {
+            return Err(Error::header(
+                chunks.file(),
+                "kind 2 (thread), expected 1 (block table)",
+            ));
+        }
+        loop {
+            match chunks.advance() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    problems.push(e);
+                    break;
+                }
+            }
+            if let Err(e) = blocks.decode_chunk(chunks.current().payload) {
+                problems.push(chunks.decode_damage(e));
+                break;
+            }
+        }
+        Ok(Trace {
+            dir,
+            manifest,
+            blocks,
+            threads,
+            problems,
+        })
+    }
+
+    /// The trace directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The manifest, if the trace has a readable one.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.manifest.as_ref()
+    }
+
+    /// The block table.
+    pub fn blocks(&self) -> &BlockTable {
+        &self.blocks
+    }
+
+    /// The thread files, sorted by tid.
+    pub fn threads(&self) -> &[ThreadFile] {
+        &self.threads
+    }
+
+    /// Damage found while opening (an unreadable manifest, a damaged block
+    /// table); what came before the damage is still available.
+    pub fn problems(&self) -> &[Error] {
+        &self.problems
+    }
+
+    fn thread_file(&self, tid: u64) -> Result<&ThreadFile> {
+        self.threads
+            .iter()
+            .find(|t| t.tid == tid)
+            .ok_or_else(|| Error::NoThread {
+                dir: self.dir.display().to_string(),
+                tid,
+            })
+    }
+
+    /// A streaming reader of one thread's events.
+    pub fn read_thread(&self, tid: u64) -> Result<ThreadReader<'_>> {
+        ThreadReader::open(&self.thread_file(tid)?.path, &self.blocks)
+    }
+
+    /// The raw chunks of one thread's file (to decode them with a
+    /// [`ChunkDecoder`](crate::ChunkDecoder), e.g. in parallel).
+    pub fn chunks(&self, tid: u64) -> Result<ChunkReader> {
+        let c = ChunkReader::open(&self.thread_file(tid)?.path)?;
+        if c.header().kind != StreamKind::Thread || c.header().tid != tid {
+            return Err(Error::header(
+                c.file(),
+                format!("not the stream of thread {tid}"),
+            ));
+        }
+        Ok(c)
+    }
+
+    /// Per-chunk counts of one thread's file, and the damage that stopped
+    /// the reading, if any.
+    pub fn thread_stats(&self, tid: u64) -> Result<(Vec<ChunkStats>, Option<Error>)> {
+        thread::thread_stats(&self.thread_file(tid)?.path, &self.blocks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_thread_file_name as p;
+
+    #[test]
+    fn thread_file_names() {
+        assert_eq!(p("thread-1.tfc"), Some(1));
+        assert_eq!(p("thread-12.tfc"), Some(12));
+        for bad in [
+            "thread-01.tfc",
+            "thread-0.tfc",
+            "thread-.tfc",
+            "thread-1.tfc.tmp",
+            "thread-x.tfc",
+            "blocks.tfc",
+            "thread-+1.tfc",
+        ] {
+            assert_eq!(p(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,757 @@
+//! Writing traces (§5, §6.5): [`TraceWriter`] and [`ThreadWriter`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::block_table::{encode, BlockId, BlockTable, EndKind, FunctionId, ModuleId, Operand};
+use crate::error::{Error, Result};
+use crate::event::{self, Event, ExitHow, LockKind, SkipReason};
+use crate::manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
+use crate::predict::Predictor;
+use crate::stream::{ChunkWriter, StreamHeader, StreamKind, TableParams};
+use crate::varint::{self, zigzag, Cursor};
+
+/// Writer settings.
+///
+/// ```
+/// let o = tf_trace::WriterOptions { chunk_target: 256, ..Default::default() };
+/// assert_eq!(o.params.addr_table_bits, 14);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriterOptions {
+    /// A chunk is closed as soon as its payload reaches this many bytes
+    /// after a whole record (§6.5). Default 1 MiB.
+    pub chunk_target: usize,
+    /// Table parameters of the thread streams.
+    pub params: TableParams,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            chunk_target: 1 << 20,
+            params: TableParams::default(),
+        }
+    }
+}
+
+/// The recommended x86 NOP of each length 1..=15, used as default code.
+fn nop(len: u8) -> Vec<u8> {
+    const BASE: [&[u8]; 9] = [
+        &[0x90],
+        &[0x66, 0x90],
+        &[0x0f, 0x1f, 0x00],
+        &[0x0f, 0x1f, 0x40, 0x00],
+        &[0x0f, 0x1f, 0x44, 0x00, 0x00],
+        &[0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00],
+        &[0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00],
+        &[0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00],
+        &[0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00],
+    ];
+    let len = len.clamp(1, 15) as usize;
+    let mut v = vec![0x66; len.saturating_sub(9)];
+    v.extend_from_slice(BASE[len.min(9) - 1]);
+    v
+}
+
+/// A block to define: a compact builder.
+///
+/// Instructions are added with [`insn`](Self::insn); operand methods
+/// ([`read`](Self::read), [`write`](Self::write), …) attach a memory operand
+/// to the instruction added last. Without [`code`](Self::code), each
+/// instruction's code is an x86 NOP of its length.
+///
+/// ```
+/// use tf_trace::{BlockDef, EndKind};
+/// // 0x1000: a 3-byte load of 8 bytes, a 4-byte read-modify-write of 4
+/// // bytes, a 2-byte conditional branch.
+/// let def = BlockDef::new(0x1000).insn(3).read(8).insn(4).read(4).write(4).insn(2).end(EndKind::Branch);
+/// assert_eq!(def.insn_lengths(), [3, 4, 2]);
+/// assert_eq!(def.operands().len(), 3);
+/// assert_eq!(def.operands()[2].insn, 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockDef {
+    address: u64,
+    function: FunctionId,
+    end: EndKind,
+    code: Option<Vec<u8>>,
+    lens: Vec<u8>,
+    ops: Vec<Operand>,
+}
+
+impl BlockDef {
+    /// A block at `address` with no instructions yet, ending in `fallthrough`.
+    pub fn new(address: u64) -> BlockDef {
+        BlockDef {
+            address,
+            ..BlockDef::default()
+        }
+    }
+    /// Adds an instruction of `len` bytes.
+    pub fn insn(mut self, len: u8) -> BlockDef {
+        self.lens.push(len);
+        self
+    }
+    /// Adds instructions of these lengths.
+    pub fn insns(mut self, lens: &[u8]) -> BlockDef {
+        self.lens.extend_from_slice(lens);
+        self
+    }
+    /// Adds an operand to the last instruction.
+    pub fn operand(mut self, size: u16, write: bool, conditional: bool) -> BlockDef {
+        self.ops.push(Operand {
+            insn: self.lens.len().saturating_sub(1) as u16,
+            size,
+            write,
+            conditional,
+        });
+        self
+    }
+    /// The last instruction reads `size` bytes.
+    pub fn read(self, size: u16) -> BlockDef {
+        self.operand(size, false, false)
+    }
+    /// The last instruction writes `size` bytes.
+    pub fn write(self, size: u16) -> BlockDef {
+        self.operand(size, true, false)
+    }
+    /// The last instruction may read `size` bytes (conditional operand).
+    pub fn cond_read(self, size: u16) -> BlockDef {
+        self.operand(size, false, true)
+    }
+    /// The last instruction may write `size` bytes (conditional operand).
+    pub fn cond_write(self, size: u16) -> BlockDef {
+        self.operand(size, true, true)
+    }
+    /// How the block ends.
+    pub fn end(mut self, end: EndKind) -> BlockDef {
+        self.end = end;
+        self
+    }
+    /// The function it lies in.
+    pub fn function(mut self, f: FunctionId) -> BlockDef {
+        self.function = f;
+        self
+    }
+    /// Its machine code (must be as long as the instructions together).
+    pub fn code(mut self, code: &[u8]) -> BlockDef {
+        self.code = Some(code.to_vec());
+        self
+    }
+    /// The instruction lengths so far.
+    pub fn insn_lengths(&self) -> &[u8] {
+        &self.lens
+    }
+    /// The operands so far.
+    pub fn operands(&self) -> &[Operand] {
+        &self.ops
+    }
+    fn code_bytes(&self) -> Vec<u8> {
+        match &self.code {
+            Some(c) => c.clone(),
+            None => self.lens.iter().flat_map(|&l| nop(l)).collect(),
+        }
+    }
+}
+
+/// The block table being written, and its file.
+struct BlockSink {
+    table: BlockTable,
+    out: ChunkWriter,
+    target: usize,
+    scratch: Vec<u8>,
+}
+
+impl BlockSink {
+    /// Checks the record in `scratch` by decoding it into the table, then
+    /// appends it to the chunk.
+    fn add(&mut self) -> Result<()> {
+        let mut cur = Cursor::new(&self.scratch);
+        self.table
+            .decode_record(&mut cur)
+            .map_err(|e| Error::Invalid(e.what))?;
+        self.out.buf.extend_from_slice(&self.scratch);
+        if self.out.payload_len() >= self.target {
+            self.out.close_chunk()?;
+        }
+        Ok(())
+    }
+}
+
+struct ThreadState {
+    out: ChunkWriter,
+    pred: Predictor,
+    pending: u64,
+    scratch: Vec<u8>,
+    target: usize,
+    summary: ThreadSummary,
+    failed: bool,
+}
+
+/// Writes a trace directory: block table, thread streams, manifest.
+///
+/// Define modules, functions and blocks (each call returns the new id),
+/// then write what each thread executes through [`thread`](Self::thread).
+/// Definitions and executions may interleave freely; the writer puts block
+/// definitions on disk before any thread chunk that uses them. The thread
+/// streams are the canonical encoding of §6.5, byte for byte.
+///
+/// ```
+/// # fn main() -> tf_trace::Result<()> {
+/// use tf_trace::{BlockDef, EndKind, LockKind, SkipReason, TraceWriter};
+/// let dir = std::env::temp_dir().join(format!("tf-doc-writer-{}", std::process::id()));
+/// let mut w = TraceWriter::create(&dir)?;
+/// let f = w.function(0x1000, 0, "worker")?;
+/// // A loop: head (load 4 bytes, compare, branch) and tail (store, jump back).
+/// let head = w.block(&BlockDef::new(0x1000).function(f).insn(4).read(4).insn(3).insn(2).end(EndKind::Branch))?;
+/// let tail = w.block(&BlockDef::new(0x1009).function(f).insn(4).write(4).insn(2).end(EndKind::Jump))?;
+/// let exit = w.block(&BlockDef::new(0x100f).function(f).insn(1).end(EndKind::Return))?;
+///
+/// let mut t = w.thread(1)?;
+/// t.thread_start(0, 0x7ff0_0000, 0x7ff1_0000, 0x1000)?;
+/// t.lock_acquire(LockKind::Mutex, 0x60_1040)?;
+/// for i in 0..10u64 {
+///     t.exec(head, &[0x60_0000 + 4 * i])?;
+///     t.exec(tail, &[0x61_0000 + 4 * i])?;
+/// }
+/// t.exec(head, &[0x60_0028])?;
+/// t.exec(exit, &[])?;
+/// t.lock_release(LockKind::Mutex, 0x60_1040)?;
+/// t.skip(SkipReason::LockRuntime, 120)?;
+/// t.thread_exit(tf_trace::ExitHow::Ended)?;
+/// w.finish()?;
+/// # let trace = tf_trace::Trace::open(&dir)?;
+/// # assert_eq!(trace.manifest().unwrap().traced_instructions, 11 * 3 + 10 * 2 + 1);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok(()) }
+/// ```
+pub struct TraceWriter {
+    dir: PathBuf,
+    opts: WriterOptions,
+    sink: BlockSink,
+    threads: BTreeMap<u64, ThreadState>,
+    manifest: Manifest,
+    finished: bool,
+}
+
+impl TraceWriter {
+    /// Creates (or reuses) directory `dir` and starts a trace there with
+    /// default options.
+    pub fn create(dir: impl AsRef<Path>) -> Result<TraceWriter> {
+        TraceWriter::create_with(dir, WriterOptions::default())
+    }
+
+    /// Like [`create`](Self::create), with options.
+    pub fn create_with(dir: impl AsRef<Path>, opts: WriterOptions) -> Result<TraceWriter> {
+        opts.params.check().map_err(Error::Invalid)?;
+        if opts.chunk_target == 0 {
+            return Err(Error::Invalid("chunk_target must be at least 1".into()));
+        }
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
+        let out = ChunkWriter::create(&dir.join("blocks.tfc"), &StreamHeader::block_table())?;
+        let w = TraceWriter {
+            sink: BlockSink {
+                table: BlockTable::new(),
+                out,
+                target: opts.chunk_target,
+                scratch: Vec::new(),
+            },
+            dir,
+            opts,
+            threads: BTreeMap::new(),
+            manifest: Manifest {
+                tracer: "tf-trace".into(),
+                tracer_version: env!("CARGO_PKG_VERSION").into(),
+                ..Manifest::default()
+            },
+            finished: false,
+        };
+        w.write_manifest()?;
+        Ok(w)
+    }
+
+    /// The trace directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The blocks defined so far.
+    pub fn blocks(&self) -> &BlockTable {
+        &self.sink.table
+    }
+
+    /// The manifest to be written, to set `command`, `tracer`, … The
+    /// writer fills in `complete`, `threads`, `modules`, the instruction
+    /// counts and `blocks` when it finishes.
+    pub fn manifest_mut(&mut self) -> &mut Manifest {
+        &mut self.manifest
+    }
+
+    /// Defines a module; returns its id (1, 2, …).
+    pub fn module(
+        &mut self,
+        base: u64,
+        size: u64,
+        path: impl AsRef<[u8]>,
+        build_id: &[u8],
+    ) -> Result<ModuleId> {
+        let id = self.sink.table.modules().len() as ModuleId + 1;
+        self.sink.scratch.clear();
+        encode::module(
+            &mut self.sink.scratch,
+            id,
+            base,
+            size,
+            path.as_ref(),
+            build_id,
+        );
+        self.sink.add()?;
+        Ok(id)
+    }
+
+    /// Defines a function (module 0 = unknown); returns its id (1, 2, …).
+    pub fn function(
+        &mut self,
+        entry: u64,
+        module: ModuleId,
+        name: impl AsRef<[u8]>,
+    ) -> Result<FunctionId> {
+        let id = self.sink.table.functions().len() as FunctionId + 1;
+        self.sink.scratch.clear();
+        encode::function(&mut self.sink.scratch, id, entry, module, name.as_ref());
+        self.sink.add()?;
+        Ok(id)
+    }
+
+    /// Defines a block; returns its id (0, 1, …). The definition is checked
+    /// against §5 (lengths, operand order and sizes, …).
+    pub fn block(&mut self, def: &BlockDef) -> Result<BlockId> {
+        let id = self.sink.table.len() as BlockId;
+        self.sink.scratch.clear();
+        encode::block(
+            &mut self.sink.scratch,
+            id,
+            def.address,
+            def.function,
+            def.end,
+            &def.code_bytes(),
+            &def.lens,
+            &def.ops,
+        );
+        self.sink.add()?;
+        Ok(id)
+    }
+
+    /// The writer of thread `tid` (≥ 1), creating its file on first use.
+    pub fn thread(&mut self, tid: u64) -> Result<ThreadWriter<'_>> {
+        if tid == 0 {
+            return Err(Error::Invalid("thread ids start at 1".into()));
+        }
+        if !self.threads.contains_key(&tid) {
+            let header = StreamHeader {
+                kind: StreamKind::Thread,
+                tid,
+                params: self.opts.params,
+            };
+            let out = ChunkWriter::create(&self.dir.join(format!("thread-{tid}.tfc")), &header)?;
+            self.threads.insert(
+                tid,
+                ThreadState {
+                    out,
+                    pred: Predictor::new(self.opts.params),
+                    pending: 0,
+                    scratch: Vec::new(),
+                    target: self.opts.chunk_target,
+                    summary: ThreadSummary {
+                        tid,
+                        ..ThreadSummary::default()
+                    },
+                    failed: false,
+                },
+            );
+        }
+        Ok(ThreadWriter {
+            sink: &mut self.sink,
+            t: self.threads.get_mut(&tid).unwrap(),
+        })
+    }
+
+    /// Writes out everything gathered so far (closing every open chunk), as
+    /// a tracer does before the program dies or `exec`s.
+    pub fn flush(&mut self) -> Result<()> {
+        for t in self.threads.values_mut() {
+            t.flush(&mut self.sink)?;
+        }
+        self.sink.out.close_chunk()
+    }
+
+    /// Flushes everything and writes the final manifest (`complete: true`).
+    pub fn finish(mut self) -> Result<()> {
+        self.flush()?;
+        let m = &mut self.manifest;
+        m.complete = true;
+        m.blocks = self.sink.table.len() as u64;
+        m.modules = self
+            .sink
+            .table
+            .modules()
+            .iter()
+            .map(|md| ModuleSummary {
+                id: md.id as u64,
+                path: ByteString(md.path.clone()),
+                base: md.base,
+                size: md.size,
+                build_id: ByteString(md.build_id.clone()),
+            })
+            .collect();
+        m.threads = self.threads.values().map(|t| t.summary.clone()).collect();
+        m.traced_instructions = m.threads.iter().map(|t| t.traced_instructions).sum();
+        m.skipped_instructions = m.threads.iter().map(|t| t.skipped_instructions).sum();
+        self.write_manifest()?;
+        self.finished = true;
+        Ok(())
+    }
+
+    fn write_manifest(&self) -> Result<()> {
+        let path = self.dir.join("manifest");
+        let tmp = self.dir.join("manifest.tmp");
+        std::fs::write(&tmp, self.manifest.to_bytes()).map_err(|e| Error::io(tmp.display(), e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io(path.display(), e))
+    }
+}
+
+impl Drop for TraceWriter {
+    /// Without [`finish`](TraceWriter::finish), the chunks still in memory
+    /// are written out (as a tracer does when the program dies), but the
+    /// manifest stays the initial one (`complete: false`).
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.flush();
+        }
+    }
+}
+
+/// Writes one thread's stream; see [`TraceWriter::thread`].
+///
+/// Each method appends one record (or extends a run) following the
+/// canonical procedure of §6.5.
+pub struct ThreadWriter<'w> {
+    sink: &'w mut BlockSink,
+    t: &'w mut ThreadState,
+}
+
+impl ThreadWriter<'_> {
+    /// A complete execution of `block` whose operands all accessed memory,
+    /// at these addresses (one per operand of the block).
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// # let dir = std::env::temp_dir().join(format!("tf-doc-exec-{}", std::process::id()));
+    /// let mut w = tf_trace::TraceWriter::create(&dir)?;
+    /// let b = w.block(&tf_trace::BlockDef::new(0x40).insn(3).read(8).write(8))?;
+    /// w.thread(1)?.exec(b, &[0x1000, 0x2000])?;
+    /// assert!(w.thread(1)?.exec(b, &[0x1000]).is_err()); // two operands
+    /// # drop(w); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn exec(&mut self, block: BlockId, addrs: &[u64]) -> Result<()> {
+        self.exec_inner(block, None, addrs.len(), |j| Some(addrs[j]))
+    }
+
+    /// A complete execution where conditional operands may be absent (`None`).
+    pub fn exec_opt(&mut self, block: BlockId, addrs: &[Option<u64>]) -> Result<()> {
+        self.exec_inner(block, None, addrs.len(), |j| addrs[j])
+    }
+
+    /// A partial execution: the first `n_insns` instructions ran, and the
+    /// operands are the first `addrs.len()` of the block.
+    pub fn exec_partial(
+        &mut self,
+        block: BlockId,
+        n_insns: u32,
+        addrs: &[Option<u64>],
+    ) -> Result<()> {
+        self.exec_inner(block, Some(n_insns), addrs.len(), |j| addrs[j])
+    }
+
+    /// Complete executions of blocks without memory operands, in order.
+    pub fn seq(&mut self, blocks: &[BlockId]) -> Result<()> {
+        blocks.iter().try_for_each(|&b| self.exec(b, &[]))
+    }
+
+    fn exec_inner(
+        &mut self,
+        id: BlockId,
+        partial: Option<u32>,
+        n_ops: usize,
+        addr: impl Fn(usize) -> Option<u64> + Copy,
+    ) -> Result<()> {
+        if self.t.failed {
+            return Err(Error::Invalid(format!(
+                "thread {}: writer failed earlier",
+                self.t.summary.tid
+            )));
+        }
+        let table = &self.sink.table;
+        let Some(block) = table.block(id) else {
+            return Err(Error::Invalid(format!(
+                "block {id} not defined ({} blocks)",
+                table.len()
+            )));
+        };
+        let ops = block.operands();
+        let insns = match partial {
+            None if n_ops != ops.len() => {
+                return Err(Error::Invalid(format!(
+                    "block {id} has {} operands, {n_ops} addresses given",
+                    ops.len()
+                )))
+            }
+            None => block.n_insns() as u32,
+            Some(ni) if ni == 0 || ni as usize > block.n_insns() || n_ops > ops.len() => {
+                return Err(Error::Invalid(format!(
+                    "partial execution of {ni} instructions and {n_ops} operands of block {id} ({} and {})",
+                    block.n_insns(),
+                    ops.len()
+                )))
+            }
+            Some(ni) => ni,
+        };
+        if let Some(j) = (0..n_ops).find(|&j| addr(j).is_none() && !ops[j].conditional) {
+            return Err(Error::Invalid(format!(
+                "block {id} operand {j} is not conditional: it needs an address"
+            )));
+        }
+        let r = self.t.exec(self.sink, id, partial, insns, n_ops, addr);
+        if r.is_err() {
+            self.t.failed = true;
+        }
+        r
+    }
+
+    /// Appends an event record (not [`Event::Block`]).
+    pub fn event(&mut self, e: &Event<'_>) -> Result<()> {
+        if matches!(e, Event::Block(_)) {
+            return Err(Error::Invalid(
+                "block executions are written with exec".into(),
+            ));
+        }
+        let t = &mut *self.t;
+        t.write_pending_run(self.sink)?;
+        event::encode(&mut t.out.buf, e);
+        match *e {
+            Event::ThreadStart {
+                parent,
+                stack_lo,
+                stack_hi,
+                start_routine,
+            } => {
+                t.summary.parent = parent;
+                t.summary.stack_lo = stack_lo;
+                t.summary.stack_hi = stack_hi;
+                t.summary.start_routine = start_routine;
+            }
+            Event::Skip { count, .. } => {
+                t.summary.skipped_instructions = t.summary.skipped_instructions.wrapping_add(count)
+            }
+            _ => {}
+        }
+        t.maybe_close(self.sink)?;
+        Ok(())
+    }
+
+    /// `thread_start` (type 1).
+    pub fn thread_start(
+        &mut self,
+        parent: u64,
+        stack_lo: u64,
+        stack_hi: u64,
+        start_routine: u64,
+    ) -> Result<()> {
+        self.event(&Event::ThreadStart {
+            parent,
+            stack_lo,
+            stack_hi,
+            start_routine,
+        })
+    }
+    /// `thread_exit` (type 2).
+    pub fn thread_exit(&mut self, how: ExitHow) -> Result<()> {
+        self.event(&Event::ThreadExit { how })
+    }
+    /// `lock_acquire` (type 3).
+    pub fn lock_acquire(&mut self, kind: LockKind, lock: u64) -> Result<()> {
+        self.event(&Event::LockAcquire { kind, lock })
+    }
+    /// `lock_release` (type 4).
+    pub fn lock_release(&mut self, kind: LockKind, lock: u64) -> Result<()> {
+        self.event(&Event::LockRelease { kind, lock })
+    }
+    /// `skip` (type 5).
+    pub fn skip(&mut self, reason: SkipReason, count: u64) -> Result<()> {
+        self.event(&Event::Skip { reason, count })
+    }
+    /// `syscall` (type 6).
+    pub fn syscall(&mut self, number: u64, nanos: u64) -> Result<()> {
+        self.event(&Event::Syscall { number, nanos })
+    }
+    /// `signal` (type 7).
+    pub fn signal(&mut self, signo: u64) -> Result<()> {
+        self.event(&Event::Signal { signo })
+    }
+    /// `signal_return` (type 8).
+    pub fn signal_return(&mut self, signo: u64) -> Result<()> {
+        self.event(&Event::SignalReturn { signo })
+    }
+    /// `marker` (type 9).
+    pub fn marker(&mut self, kind: u64, value: u64) -> Result<()> {
+        self.event(&Event::Marker { kind, value })
+    }
+    /// An event of any type with a raw payload (to test readers with
+    /// types they do not know). Type 0 (`partial`) is refused.
+    pub fn raw_event(&mut self, ty: u64, payload: &[u8]) -> Result<()> {
+        if ty == event::PARTIAL || ty > u64::MAX >> 2 {
+            return Err(Error::Invalid(format!(
+                "event type {ty} cannot be written raw"
+            )));
+        }
+        self.event(&Event::Unknown { ty, payload })
+    }
+
+    /// Ends the current chunk (after the pending run), as a tracer does
+    /// when the program is about to die or `exec`.
+    pub fn flush(&mut self) -> Result<()> {
+        self.t.flush(self.sink)
+    }
+}
+
+impl ThreadState {
+    #[allow(clippy::too_many_arguments)]
+    fn exec(
+        &mut self,
+        sink: &mut BlockSink,
+        id: BlockId,
+        partial: Option<u32>,
+        insns: u32,
+        n_ops: usize,
+        addr: impl Fn(usize) -> Option<u64> + Copy,
+    ) -> Result<()> {
+        let complete = partial.is_none();
+        let rec = *sink.table.rec(id);
+        self.summary.traced_instructions += insns as u64;
+        // Operand values are encoded into `scratch` under the current
+        // state (which they update); `surprise` = has_addresses.
+        let mut surprise = None;
+        if complete && self.pred.candidates()[0] == id {
+            let s = self.encode_ops(&sink.table, id, n_ops, addr)?;
+            if !s {
+                self.pred.arrive(id, rec.address);
+                self.pred.depart(id, &rec, true, &sink.table);
+                self.pending += 1;
+                return Ok(());
+            }
+            surprise = Some(s);
+        }
+        if self.write_pending_run(sink)? {
+            surprise = None; // the state was reset: encode again
+        }
+        let cand = self.pred.candidates();
+        let code = if cand[0] == id {
+            0
+        } else if cand[1] == id {
+            1
+        } else {
+            id as u64 + 2
+        };
+        let has_addr = match surprise {
+            Some(s) => s,
+            None => self.encode_ops(&sink.table, id, n_ops, addr)?,
+        };
+        let buf = &mut self.out.buf;
+        if let Some(ni) = partial {
+            event::encode_fields(buf, event::PARTIAL, &[ni as u64, n_ops as u64]);
+        }
+        varint::put(buf, code << 3 | (has_addr as u64) << 2);
+        if has_addr {
+            buf.extend_from_slice(&self.scratch);
+        }
+        self.pred.arrive(id, rec.address);
+        self.pred.depart(id, &rec, complete, &sink.table);
+        self.maybe_close(sink)?;
+        Ok(())
+    }
+
+    /// Predicts, encodes and applies the operands of one execution; returns
+    /// whether any is absent or mispredicted.
+    fn encode_ops(
+        &mut self,
+        table: &BlockTable,
+        id: BlockId,
+        n_ops: usize,
+        addr: impl Fn(usize) -> Option<u64>,
+    ) -> Result<bool> {
+        self.scratch.clear();
+        let ops = table.block(id).unwrap().operands();
+        let mut surprise = false;
+        let mut prev = None;
+        for (j, op) in ops.iter().enumerate().take(n_ops) {
+            let p = self.pred.predict(id, j as u32, prev);
+            let Some(a) = addr(j) else {
+                self.scratch.push(0);
+                surprise = true;
+                continue;
+            };
+            let d = a.wrapping_sub(p.addr) as i64;
+            if op.conditional {
+                if d == i64::MIN {
+                    return Err(Error::Invalid(format!(
+                        "block {id} operand {j}: address {a:#x} is 2^63 from its prediction, which a conditional operand cannot express"
+                    )));
+                }
+                varint::put(&mut self.scratch, zigzag(d) + 1);
+            } else {
+                varint::put(&mut self.scratch, zigzag(d));
+            }
+            surprise |= d != 0;
+            self.pred.update(p, a, prev);
+            prev = Some(a);
+        }
+        Ok(surprise)
+    }
+
+    /// Writes the pending run, if any; returns whether the chunk was closed.
+    fn write_pending_run(&mut self, sink: &mut BlockSink) -> Result<bool> {
+        if self.pending == 0 {
+            return Ok(false);
+        }
+        varint::put(&mut self.out.buf, (self.pending - 1) << 1 | 1);
+        self.pending = 0;
+        self.maybe_close(sink)
+    }
+
+    fn maybe_close(&mut self, sink: &mut BlockSink) -> Result<bool> {
+        if self.out.payload_len() < self.target {
+            return Ok(false);
+        }
+        self.close(sink)?;
+        Ok(true)
+    }
+
+    fn close(&mut self, sink: &mut BlockSink) -> Result<()> {
+        if self.out.payload_len() == 0 {
+            return Ok(());
+        }
+        // Block definitions reach the disk before the chunks that use them.
+        sink.out.close_chunk()?;
+        self.out.close_chunk()?;
+        self.pred.reset();
+        Ok(())
+    }
+
+    fn flush(&mut self, sink: &mut BlockSink) -> Result<()> {
+        self.write_pending_run(sink)?;
+        self.close(sink)
+    }
+}
