@@ -1,0 +1,295 @@
+//! Stage 3: canonical basic blocks.
+//!
+//! A tracer's blocks overlap when a jump lands inside an existing block: thread
+//! A runs `[0x10, 0x30)` while thread B enters at `0x20`. Lanes of a warp can
+//! only meet at a block they both name, so every dynamic block is split at
+//! every observed block start ("leader") that falls inside it. Each resulting
+//! piece is a *canonical block*, identified by its address range; a dynamic
+//! block becomes a fixed sequence of pieces.
+//!
+//! ```
+//! use tf_analyzer::blocks::CanonicalBlocks;
+//! use tf_trace::{BlockDef, EndKind, TraceWriter, Trace};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = std::env::temp_dir().join(format!("tf-doc-blocks-{}", std::process::id()));
+//! let mut w = TraceWriter::create(&dir)?;
+//! // [0x10, 0x16): three 2-byte instructions; another block starts at 0x14.
+//! let a = w.block(&BlockDef::new(0x10).insn(2).insn(2).insn(2).end(EndKind::Jump))?;
+//! let b = w.block(&BlockDef::new(0x14).insn(2).end(EndKind::Jump))?;
+//! w.finish()?;
+//! let trace = Trace::open(&dir)?;
+//! let canon = CanonicalBlocks::build(trace.blocks());
+//! let pieces = canon.pieces(a);
+//! assert_eq!(pieces.len(), 2);
+//! assert_eq!(canon.block(pieces[0].cblock).n_insns, 2);
+//! assert_eq!(pieces[1].cblock, canon.pieces(b)[0].cblock); // they meet at 0x14
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(()) }
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use tf_trace::{Access, BlockId, BlockTable, EndKind, FunctionId};
+
+/// Index of a canonical block.
+pub type CBlockId = u32;
+
+/// A canonical basic block: a range of instructions that every thread enters
+/// only at its first instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CBlock {
+    /// Address of the first instruction.
+    pub address: u64,
+    /// Address just past the last instruction.
+    pub end_address: u64,
+    /// Number of instructions.
+    pub n_insns: u32,
+    /// Number of memory operands.
+    pub n_ops: u32,
+    /// The function the tracer placed it in (0 = unknown).
+    pub function: FunctionId,
+    /// How it ends: the dynamic block's end for its last piece,
+    /// [`EndKind::Fallthrough`] for the others.
+    pub end: EndKind,
+    /// Whether it starts its function (its address is the symbol's entry).
+    pub is_entry: bool,
+    /// Whether its function is a compiler-split cold part (`foo.cold`), which
+    /// is reached by jumps and belongs to its parent's frames.
+    pub is_cold: bool,
+    /// A dynamic block containing it, and the index of its first instruction
+    /// and first operand there (to find code bytes and operand sizes).
+    pub origin: (BlockId, u16, u16),
+}
+
+/// One piece of a dynamic block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// The canonical block.
+    pub cblock: CBlockId,
+    /// Index of its first instruction in the dynamic block.
+    pub first_insn: u16,
+    /// Its instruction count.
+    pub n_insns: u16,
+    /// Index of its first operand in the dynamic block.
+    pub first_op: u16,
+    /// Its operand count.
+    pub n_ops: u16,
+}
+
+/// The canonical blocks of a block table, and how each dynamic block splits.
+#[derive(Debug)]
+pub struct CanonicalBlocks {
+    blocks: Vec<CBlock>,
+    pieces: Vec<Piece>,
+    /// `pieces[piece_start[b]..piece_start[b + 1]]` are block `b`'s pieces.
+    piece_start: Vec<u32>,
+}
+
+impl CanonicalBlocks {
+    /// Splits every block of the table at every block start inside it.
+    pub fn build(table: &BlockTable) -> CanonicalBlocks {
+        let leaders: HashSet<u64> = table.iter().map(|b| b.address()).collect();
+        let mut ids: HashMap<(u64, u64), CBlockId> = HashMap::new();
+        let mut blocks = Vec::new();
+        let mut pieces = Vec::new();
+        let mut piece_start = Vec::with_capacity(table.len() + 1);
+        for b in table.iter() {
+            piece_start.push(pieces.len() as u32);
+            let n = b.n_insns();
+            let ops = b.operands();
+            let (entry, cold) = match table.function(b.function()) {
+                Some(f) => (f.entry, is_cold_name(&f.name)),
+                None => (u64::MAX, false),
+            };
+            let mut start = 0usize;
+            while start < n {
+                let mut stop = start + 1;
+                while stop < n && !leaders.contains(&b.insn_address(stop)) {
+                    stop += 1;
+                }
+                let address = b.insn_address(start);
+                let end_address = if stop < n { b.insn_address(stop) } else { b.end_address() };
+                let first_op = ops.partition_point(|o| (o.insn as usize) < start);
+                let end_op = ops.partition_point(|o| (o.insn as usize) < stop);
+                let id = *ids.entry((address, end_address)).or_insert_with(|| {
+                    blocks.push(CBlock {
+                        address,
+                        end_address,
+                        n_insns: (stop - start) as u32,
+                        n_ops: (end_op - first_op) as u32,
+                        function: b.function(),
+                        end: if stop < n { EndKind::Fallthrough } else { b.end() },
+                        is_entry: address == entry,
+                        is_cold: cold,
+                        origin: (b.id(), start as u16, first_op as u16),
+                    });
+                    (blocks.len() - 1) as CBlockId
+                });
+                pieces.push(Piece {
+                    cblock: id,
+                    first_insn: start as u16,
+                    n_insns: (stop - start) as u16,
+                    first_op: first_op as u16,
+                    n_ops: (end_op - first_op) as u16,
+                });
+                start = stop;
+            }
+        }
+        piece_start.push(pieces.len() as u32);
+        CanonicalBlocks {
+            blocks,
+            pieces,
+            piece_start,
+        }
+    }
+
+    /// The pieces of dynamic block `b`, in execution order.
+    #[inline]
+    pub fn pieces(&self, b: BlockId) -> &[Piece] {
+        let lo = self.piece_start[b as usize] as usize;
+        let hi = self.piece_start[b as usize + 1] as usize;
+        &self.pieces[lo..hi]
+    }
+
+    /// The canonical block `c`.
+    #[inline]
+    pub fn block(&self, c: CBlockId) -> &CBlock {
+        &self.blocks[c as usize]
+    }
+
+    /// All canonical blocks, by id.
+    pub fn blocks(&self) -> &[CBlock] {
+        &self.blocks
+    }
+
+    /// Number of canonical blocks.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+}
+
+/// GCC's hot/cold splitting names the cold part `foo.cold` (or `foo.cold.N`).
+fn is_cold_name(name: &[u8]) -> bool {
+    name.ends_with(b".cold") || name.windows(6).any(|w| w == b".cold.")
+}
+
+/// One executed piece: a canonical block, how many of its instructions ran,
+/// its memory accesses, and how it ended.
+#[derive(Clone, Copy, Debug)]
+pub struct Step<'a> {
+    /// The canonical block.
+    pub cblock: CBlockId,
+    /// Instructions executed (fewer than the block's only when it faulted).
+    pub insns: u32,
+    /// How the execution ended: the block's end kind, or [`EndKind::Other`]
+    /// when it stopped early (a fault).
+    pub end: EndKind,
+    /// Index of the block's first operand in the dynamic block: subtract it
+    /// from [`Access::operand`] to get the operand's index in the canonical block.
+    pub first_op: u16,
+    /// The accesses made by this piece (present operands only).
+    pub accesses: &'a [Access],
+}
+
+/// Splits one block execution into the steps of its pieces.
+///
+/// `accesses` are the execution's present operands in operand order, as the
+/// trace reader returns them. A partial execution (`insns` short of the
+/// block) yields only the pieces that ran, the last one cut short.
+pub fn steps<'a>(
+    canon: &'a CanonicalBlocks,
+    block: BlockId,
+    insns: u32,
+    complete: bool,
+    accesses: &'a [Access],
+) -> impl Iterator<Item = Step<'a>> + 'a {
+    let mut left = insns;
+    let mut rest = accesses;
+    canon.pieces(block).iter().map_while(move |p| {
+        if left == 0 {
+            return None;
+        }
+        let ran = left.min(u32::from(p.n_insns));
+        left -= ran;
+        let end_op = p.first_op + p.n_ops;
+        let k = rest.partition_point(|a| a.operand < end_op);
+        let (mine, others) = rest.split_at(k);
+        rest = others;
+        let whole = ran == u32::from(p.n_insns) && (left > 0 || complete);
+        Some(Step {
+            cblock: p.cblock,
+            insns: ran,
+            end: if whole { canon.block(p.cblock).end } else { EndKind::Other },
+            first_op: p.first_op,
+            accesses: mine,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TempTrace;
+    use tf_trace::BlockDef;
+
+    fn table(defs: &[BlockDef]) -> (TempTrace, Vec<BlockId>) {
+        let mut t = TempTrace::new();
+        let ids = defs.iter().map(|d| t.writer().block(d).unwrap()).collect();
+        (t, ids)
+    }
+
+    #[test]
+    fn overlapping_blocks_share_their_common_tail() {
+        // A = [0x10..0x30) of four 8-byte instructions with one read each;
+        // B enters at 0x20. C = [0x40, 0x44) overlaps nothing.
+        let a = BlockDef::new(0x10).insn(8).read(4).insn(8).read(4).insn(8).read(8).insn(8).write(4).end(EndKind::Branch);
+        let b = BlockDef::new(0x20).insn(8).read(8).insn(8).write(4).end(EndKind::Branch);
+        let c = BlockDef::new(0x40).insn(4).end(EndKind::Return);
+        let (t, ids) = table(&[a, b, c]);
+        let trace = t.finish();
+        let canon = CanonicalBlocks::build(trace.blocks());
+        assert_eq!(canon.len(), 3);
+        let pa = canon.pieces(ids[0]);
+        let pb = canon.pieces(ids[1]);
+        assert_eq!(pa.len(), 2);
+        assert_eq!(pb.len(), 1);
+        assert_eq!(pa[1].cblock, pb[0].cblock);
+        let head = canon.block(pa[0].cblock);
+        assert_eq!((head.address, head.end_address, head.n_insns, head.n_ops), (0x10, 0x20, 2, 2));
+        assert_eq!(head.end, EndKind::Fallthrough);
+        let tail = canon.block(pb[0].cblock);
+        assert_eq!((tail.address, tail.end_address, tail.n_insns, tail.n_ops), (0x20, 0x30, 2, 2));
+        assert_eq!(tail.end, EndKind::Branch);
+        assert_eq!((pa[1].first_insn, pa[1].first_op), (2, 2));
+        assert_eq!(canon.block(canon.pieces(ids[2])[0].cblock).end, EndKind::Return);
+    }
+
+    #[test]
+    fn steps_split_accesses_and_stop_at_a_fault() {
+        let a = BlockDef::new(0x10).insn(8).read(4).insn(8).read(4).insn(8).read(8).insn(8).write(4).end(EndKind::Branch);
+        let b = BlockDef::new(0x20).insn(8).end(EndKind::Jump);
+        let (t, ids) = table(&[a, b]);
+        let trace = t.finish();
+        let canon = CanonicalBlocks::build(trace.blocks());
+        let acc = |operand: u16, addr: u64| Access { operand, addr, size: 4, write: false };
+        let all = [acc(0, 100), acc(1, 200), acc(2, 300), acc(3, 400)];
+        let s: Vec<Step> = steps(&canon, ids[0], 4, true, &all).collect();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].accesses, &all[..2]);
+        assert_eq!(s[1].accesses, &all[2..]);
+        assert_eq!((s[0].end, s[1].end), (EndKind::Fallthrough, EndKind::Branch));
+        assert_eq!(s[1].first_op, 2);
+        // Faulted in the third instruction: one whole piece, one cut short.
+        let s: Vec<Step> = steps(&canon, ids[0], 3, false, &all[..3]).collect();
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[1].insns, s[1].end), (1, EndKind::Other));
+        // Faulted in the second instruction: the first piece is cut short.
+        let s: Vec<Step> = steps(&canon, ids[0], 1, false, &all[..1]).collect();
+        assert_eq!(s.len(), 1);
+        assert_eq!((s[0].insns, s[0].end), (1, EndKind::Other));
+    }
+}

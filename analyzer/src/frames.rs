@@ -1,0 +1,338 @@
+//! Frame tracking: which function's activation each executed block belongs to.
+//!
+//! A shadow call stack per thread (or per SIMT lane) classifies every move
+//! from one block to the next as staying in the frame, calling, returning or
+//! tail-calling. The same classification feeds the dynamic CFGs (stage 4) and
+//! the SIMT replay (stage 7), so both agree on what a frame is.
+//!
+//! The rules (see `simt-reconvergence.md` §3.4), with `p` the block just run
+//! and `n` the next one:
+//! - `p` ended in a completed call: push a frame for `n` (the callee), unless
+//!   `n` is the call's own return site (the callee was not traced at all).
+//! - `n` is the return site of a frame on the stack: return to it, popping
+//!   every frame above (one frame for a plain `ret`; several after `longjmp`
+//!   or a skipped runtime call that returned). Jumps within a recursive
+//!   function that happen to hit its caller's return site stay in the frame.
+//! - `p` returned somewhere else: unwind to the nearest frame running `n`'s
+//!   function (C++ exceptions land in a caller); no such frame: the `ret` was
+//!   an indirect jump (retpolines, `push; ret`).
+//! - `p` jumped to another function's entry: a tail call (the frame now runs
+//!   that function, with the same return site). Cold parts (`foo.cold`) are
+//!   not functions of their own.
+//! - `p` jumped indirectly into a function running in a frame below: unwind
+//!   to it (`longjmp` lands after `setjmp`'s call).
+//! - otherwise `n` is in the same frame.
+//!
+//! ```
+//! use tf_analyzer::frames::{Frame, FrameTracker, Transition};
+//! let mut t = FrameTracker::new(Frame::root(0x1000, 1, 0));
+//! // A call at block 0 (ending at 0x1005) into a function at 0x2000 ...
+//! let call = t.call(0, 0x1005, 0x2000, 2, 7);
+//! assert_eq!(call, Transition::Call);
+//! assert_eq!(t.depth(), 1);
+//! // ... which returns to 0x1005.
+//! assert_eq!(t.arrive(true, 0x1005, 1), Some(1));
+//! assert_eq!(t.depth(), 0);
+//! ```
+
+use crate::blocks::{CBlock, CBlockId, CanonicalBlocks, Step};
+use tf_trace::{EndKind, FunctionId};
+
+/// One activation on the shadow stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// The function's entry address: the key of its CFG.
+    pub entry: u64,
+    /// The function's symbol (0 = unknown), to recognize landing frames.
+    pub sym: FunctionId,
+    /// Where the call that made this frame returns to (0 for a root frame).
+    pub return_site: u64,
+    /// The block that made the call (`None` for a root frame).
+    pub call_node: Option<CBlockId>,
+    /// The last block run in this frame (`None` before its first block).
+    pub last: Option<CBlockId>,
+}
+
+impl Frame {
+    /// The bottom frame of a thread or unit, running `entry` (symbol `sym`),
+    /// whose first block is `first`.
+    pub fn root(entry: u64, sym: FunctionId, first: CBlockId) -> Frame {
+        Frame {
+            entry,
+            sym,
+            return_site: 0,
+            call_node: None,
+            last: Some(first),
+        }
+    }
+}
+
+/// How control moved from one block to the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transition {
+    /// The next block runs in the same frame.
+    Same,
+    /// A call: the next block starts a new frame.
+    Call,
+    /// Returned (or unwound) this many frames; the next block runs in the
+    /// frame that is now on top.
+    Return(u32),
+    /// A tail call: the same frame now runs another function.
+    TailCall,
+}
+
+/// A shadow call stack.
+#[derive(Clone, Debug)]
+pub struct FrameTracker {
+    frames: Vec<Frame>,
+    /// Frames removed by the last return, top first (for the CFG builder).
+    popped: Vec<Frame>,
+}
+
+impl FrameTracker {
+    /// A stack holding only `root`.
+    pub fn new(root: Frame) -> FrameTracker {
+        FrameTracker {
+            frames: vec![root],
+            popped: Vec::new(),
+        }
+    }
+
+    /// The bottom frame for a thread or unit whose first block is `first`:
+    /// the function containing it (its symbol's entry when known).
+    pub fn root_for(canon: &CanonicalBlocks, entries: &impl Fn(FunctionId) -> Option<u64>, first: CBlockId) -> Frame {
+        let b = canon.block(first);
+        let entry = entries(b.function).unwrap_or(b.address);
+        Frame::root(entry, b.function, first)
+    }
+
+    /// Frames above the root (0 = in the root frame).
+    #[inline]
+    pub fn depth(&self) -> usize {
+        self.frames.len() - 1
+    }
+
+    /// The frame on top.
+    #[inline]
+    pub fn top(&self) -> &Frame {
+        self.frames.last().expect("the root frame is never popped")
+    }
+
+    /// All frames, bottom first.
+    pub fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+
+    /// The frames removed by the last [`Transition::Return`], top first.
+    pub fn popped(&self) -> &[Frame] {
+        &self.popped
+    }
+
+    /// Moves from the step just executed (`prev`) to canonical block `next`.
+    pub fn advance(&mut self, canon: &CanonicalBlocks, prev: &Step, next: CBlockId) -> Transition {
+        let n = canon.block(next);
+        let p = canon.block(prev.cblock);
+        let t = if matches!(prev.end, EndKind::Call | EndKind::IndirectCall) && n.address != p.end_address {
+            self.call(prev.cblock, p.end_address, n.address, n.function, next)
+        } else if let Some(pops) = self.arrive(prev.end == EndKind::Return, n.address, n.function) {
+            Transition::Return(pops)
+        } else {
+            self.jump(prev.end, n, next)
+        };
+        if t != Transition::Call {
+            self.frames.last_mut().expect("root").last = Some(next);
+        }
+        t
+    }
+
+    /// A call from block `node` (returning to `return_site`) into the
+    /// function at `entry` (symbol `sym`), whose first block is `first`.
+    pub fn call(&mut self, node: CBlockId, return_site: u64, entry: u64, sym: FunctionId, first: CBlockId) -> Transition {
+        self.frames.push(Frame {
+            entry,
+            sym,
+            return_site,
+            call_node: Some(node),
+            last: Some(first),
+        });
+        Transition::Call
+    }
+
+    /// Arrival at `address` (symbol `sym`): if it is a pending return site,
+    /// pops the frames above it and returns how many.
+    pub fn arrive(&mut self, after_ret: bool, address: u64, sym: FunctionId) -> Option<u32> {
+        let top = self.top();
+        // A jump inside a recursive function can hit its caller's return
+        // site, which lies in the same function: that is no return.
+        if !after_ret && top.sym != 0 && top.sym == sym {
+            return None;
+        }
+        let k = self
+            .frames
+            .iter()
+            .rposition(|f| f.call_node.is_some() && f.return_site == address)?;
+        Some(self.pop_to(k))
+    }
+
+    /// Keeps `frames[..k]` and returns how many frames were removed.
+    fn pop_to(&mut self, k: usize) -> u32 {
+        self.popped.clear();
+        self.popped.extend(self.frames.drain(k..).rev());
+        self.popped.len() as u32
+    }
+
+    fn jump(&mut self, end: EndKind, n: &CBlock, next: CBlockId) -> Transition {
+        let len = self.frames.len();
+        let top_sym = self.top().sym;
+        let landing = |frames: &[Frame]| {
+            (n.function != 0)
+                .then(|| frames[..len - 1].iter().rposition(|f| f.sym == n.function))
+                .flatten()
+        };
+        match end {
+            EndKind::Return => {
+                // Returned somewhere unexpected: unwinding to a caller, or a
+                // `ret` used as an indirect jump.
+                match landing(&self.frames) {
+                    Some(k) if top_sym != n.function => Transition::Return(self.pop_to(k + 1)),
+                    _ => Transition::Same,
+                }
+            }
+            EndKind::Jump | EndKind::IndirectJump if n.is_entry && !n.is_cold && n.function != top_sym => {
+                let top = self.frames.last_mut().expect("root");
+                top.entry = n.address;
+                top.sym = n.function;
+                top.last = Some(next);
+                Transition::TailCall
+            }
+            EndKind::IndirectJump | EndKind::Other if n.function != top_sym => match landing(&self.frames) {
+                Some(k) => Transition::Return(self.pop_to(k + 1)),
+                None => Transition::Same,
+            },
+            _ => Transition::Same,
+        }
+    }
+
+    /// A signal handler starts at `first` (function `entry`, symbol `sym`),
+    /// interrupting the top frame: it runs in a frame of its own.
+    pub fn signal(&mut self, entry: u64, sym: FunctionId, first: CBlockId) {
+        let node = self.top().last;
+        self.frames.push(Frame {
+            entry,
+            sym,
+            return_site: u64::MAX,
+            call_node: node,
+            last: Some(first),
+        });
+    }
+
+    /// The handler returned: pops back to the frame the signal interrupted.
+    pub fn signal_return(&mut self) -> u32 {
+        match self.frames.iter().rposition(|f| f.return_site == u64::MAX) {
+            Some(k) => self.pop_to(k),
+            None => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::steps;
+    use crate::testutil::TempTrace;
+    use tf_trace::{BlockDef, BlockId, EndKind as E};
+
+    /// Runs `seq` (dynamic block ids, all complete) through a tracker and
+    /// returns the transitions and depths.
+    fn replay(t: &tf_trace::Trace, seq: &[BlockId]) -> Vec<(Transition, usize)> {
+        let canon = CanonicalBlocks::build(t.blocks());
+        let entries = |f: FunctionId| t.blocks().function(f).map(|f| f.entry);
+        let first = canon.pieces(seq[0])[0].cblock;
+        let mut tracker = FrameTracker::new(FrameTracker::root_for(&canon, &entries, first));
+        let mut out = Vec::new();
+        let mut prev: Option<Step> = None;
+        for &b in seq {
+            for s in steps(&canon, b, t.blocks().block(b).unwrap().n_insns() as u32, true, &[]) {
+                if let Some(p) = prev {
+                    let tr = tracker.advance(&canon, &p, s.cblock);
+                    out.push((tr, tracker.depth()));
+                }
+                prev = Some(s);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn call_return_recursion_and_tail_call() {
+        let mut tt = TempTrace::new();
+        let w = tt.writer();
+        let main = w.function(0x100, 0, "main").unwrap();
+        let f = w.function(0x200, 0, "f").unwrap();
+        let g = w.function(0x300, 0, "g").unwrap();
+        // main: call f; after: ret
+        let m0 = w.block(&BlockDef::new(0x100).insn(5).end(E::Call).function(main)).unwrap();
+        let m1 = w.block(&BlockDef::new(0x105).insn(1).end(E::Return).function(main)).unwrap();
+        // f: if (...) call f (recursion) else jmp g (tail call)
+        let f0 = w.block(&BlockDef::new(0x200).insn(2).end(E::Branch).function(f)).unwrap();
+        let f1 = w.block(&BlockDef::new(0x202).insn(5).end(E::Call).function(f)).unwrap();
+        let f2 = w.block(&BlockDef::new(0x207).insn(1).end(E::Return).function(f)).unwrap();
+        let f3 = w.block(&BlockDef::new(0x208).insn(5).end(E::Jump).function(f)).unwrap();
+        let g0 = w.block(&BlockDef::new(0x300).insn(1).end(E::Return).function(g)).unwrap();
+        let t = tt.finish();
+        let seq = [m0, f0, f1, f0, f3, g0, f2, m1];
+        let got = replay(&t, &seq);
+        use Transition::*;
+        assert_eq!(
+            got,
+            [
+                (Call, 1),      // main -> f
+                (Same, 1),      // f0 -> f1
+                (Call, 2),      // f -> f (recursion)
+                (Same, 2),      // f0 -> f3
+                (TailCall, 2),  // jmp g
+                (Return(1), 1), // g returns to the outer f's return site
+                (Return(1), 0), // f returns to main
+            ]
+        );
+    }
+
+    #[test]
+    fn longjmp_and_skipped_calls_return_several_frames() {
+        let mut tt = TempTrace::new();
+        let w = tt.writer();
+        let main = w.function(0x100, 0, "main").unwrap();
+        let a = w.function(0x200, 0, "a").unwrap();
+        let lj = w.function(0x300, 0, "longjmp").unwrap();
+        let m0 = w.block(&BlockDef::new(0x100).insn(5).end(E::Call).function(main)).unwrap(); // call setjmp-ish site: call a
+        let m1 = w.block(&BlockDef::new(0x105).insn(1).end(E::Return).function(main)).unwrap();
+        let m2 = w.block(&BlockDef::new(0x110).insn(1).end(E::Return).function(main)).unwrap(); // the setjmp landing
+        let a0 = w.block(&BlockDef::new(0x200).insn(5).end(E::Call).function(a)).unwrap(); // call longjmp
+        let l0 = w.block(&BlockDef::new(0x300).insn(3).end(E::IndirectJump).function(lj)).unwrap();
+        // A PLT stub (no symbol) whose callee was skipped: lands on the return site.
+        let plt = w.block(&BlockDef::new(0x400).insn(6).end(E::IndirectJump)).unwrap();
+        let m3 = w.block(&BlockDef::new(0x120).insn(5).end(E::Call).function(main)).unwrap();
+        let m4 = w.block(&BlockDef::new(0x125).insn(1).end(E::Return).function(main)).unwrap();
+        let t = tt.finish();
+        use Transition::*;
+        // main calls a, a calls longjmp, longjmp jumps into main (at 0x110).
+        assert_eq!(replay(&t, &[m0, a0, l0, m2]), [(Call, 1), (Call, 2), (Return(2), 0)]);
+        // main calls a PLT stub, whose target was skipped, landing at the return site.
+        assert_eq!(replay(&t, &[m3, plt, m4]), [(Call, 1), (Return(1), 0)]);
+        let _ = m1;
+    }
+
+    #[test]
+    fn jumps_to_the_callers_return_site_inside_recursion_stay() {
+        let mut tt = TempTrace::new();
+        let w = tt.writer();
+        let f = w.function(0x200, 0, "f").unwrap();
+        let f0 = w.block(&BlockDef::new(0x200).insn(5).end(E::Call).function(f)).unwrap(); // call f
+        let f1 = w.block(&BlockDef::new(0x205).insn(2).end(E::Jump).function(f)).unwrap(); // return site
+        let f2 = w.block(&BlockDef::new(0x210).insn(2).end(E::Jump).function(f)).unwrap(); // jumps to 0x205
+        let t = tt.finish();
+        use Transition::*;
+        // f calls f; the inner f jumps to 0x205 (its caller's return site) without returning.
+        assert_eq!(replay(&t, &[f0, f2, f1]), [(Call, 1), (Same, 1)]);
+    }
+}

@@ -1,0 +1,57 @@
+//! Hand-built traces for unit tests.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use tf_trace::{Trace, TraceWriter};
+
+/// A trace written into a fresh temporary directory, removed on drop.
+pub struct TempTrace {
+    dir: PathBuf,
+    writer: Option<TraceWriter>,
+}
+
+impl TempTrace {
+    /// A new, empty trace.
+    pub fn new() -> TempTrace {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "tf-analyzer-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let writer = TraceWriter::create(&dir).expect("create a test trace");
+        TempTrace { dir, writer: Some(writer) }
+    }
+
+    /// The writer, until [`finish`](Self::finish).
+    pub fn writer(&mut self) -> &mut TraceWriter {
+        self.writer.as_mut().expect("not finished yet")
+    }
+
+    /// Finishes writing and opens the trace for reading.
+    pub fn finish(mut self) -> OpenTrace {
+        self.writer.take().expect("finish once").finish().expect("finish the test trace");
+        let trace = Trace::open(&self.dir).expect("open the test trace");
+        OpenTrace { trace, _dir: self }
+    }
+}
+
+/// A finished temporary trace, open for reading.
+pub struct OpenTrace {
+    trace: Trace,
+    _dir: TempTrace,
+}
+
+impl std::ops::Deref for OpenTrace {
+    type Target = Trace;
+    fn deref(&self) -> &Trace {
+        &self.trace
+    }
+}
+
+impl Drop for TempTrace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
