@@ -154,8 +154,9 @@ impl<'a> Cursor<'a> {
     /// Reads a varint length and that many bytes.
     #[inline]
     pub fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+        let start = self.pos;
         let n = self.varint()?;
-        self.raw(n)
+        self.raw(n).map_err(|e| DecodeError { pos: start, ..e })
     }
 }
 
