@@ -576,12 +576,12 @@ fn threads_interleaved_with_definitions() {
     w.finish().unwrap();
     let trace = Trace::open(d.path()).unwrap();
     assert_eq!(trace.threads().len(), 3);
-    for tid in 0..3 {
-        let e: Vec<Rec> = expect[tid]
+    for (tid, ops) in (1..).zip(&expect) {
+        let e: Vec<Rec> = ops
             .iter()
             .filter_map(|o| o.expected(trace.blocks()))
             .collect();
-        assert_eq!(read_ok(&trace, tid as u64 + 1), e);
+        assert_eq!(read_ok(&trace, tid), e);
     }
 }
 
