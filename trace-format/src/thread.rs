@@ -50,7 +50,7 @@ pub struct ChunkStats {
     pub insns: u64,
     /// Memory accesses (present operands).
     pub accesses: u64,
-    /// Instructions reported by `skip` events.
+    /// Instructions reported by `skip` events (saturating).
     pub skipped_insns: u64,
 }
 
@@ -69,7 +69,7 @@ impl ChunkStats {
         self.block_execs += o.block_execs;
         self.insns += o.insns;
         self.accesses += o.accesses;
-        self.skipped_insns += o.skipped_insns;
+        self.skipped_insns = self.skipped_insns.saturating_add(o.skipped_insns);
     }
 }
 
@@ -238,7 +238,7 @@ impl<'t> Core<'t> {
                         Some(e) => {
                             if let Event::Skip { count, .. } = e {
                                 self.stats.skipped_insns =
-                                    self.stats.skipped_insns.wrapping_add(count);
+                                    self.stats.skipped_insns.saturating_add(count);
                             }
                             Ok(Step::Event(e))
                         }

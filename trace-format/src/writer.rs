@@ -407,8 +407,11 @@ impl TraceWriter {
             })
             .collect();
         m.threads = self.threads.values().map(|t| t.summary.clone()).collect();
-        m.traced_instructions = m.threads.iter().map(|t| t.traced_instructions).sum();
-        m.skipped_instructions = m.threads.iter().map(|t| t.skipped_instructions).sum();
+        let sum = |f: fn(&ThreadSummary) -> u64| {
+            m.threads.iter().fold(0u64, |a, t| a.saturating_add(f(t)))
+        };
+        m.traced_instructions = sum(|t| t.traced_instructions);
+        m.skipped_instructions = sum(|t| t.skipped_instructions);
         self.write_manifest()?;
         self.finished = true;
         Ok(())
@@ -554,7 +557,8 @@ impl ThreadWriter<'_> {
                 t.summary.start_routine = start_routine;
             }
             Event::Skip { count, .. } => {
-                t.summary.skipped_instructions = t.summary.skipped_instructions.wrapping_add(count)
+                t.summary.skipped_instructions =
+                    t.summary.skipped_instructions.saturating_add(count)
             }
             _ => {}
         }
