@@ -1,0 +1,299 @@
+/* The tf tool: registration, options, and the core's callbacks (threads,
+ * system calls, signals, fork, exec, the end of the process). */
+#include "tf.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
+
+/* Core option, not in the tool headers: names must be the raw symbols. */
+extern Bool VG_(clo_demangle);
+
+const HChar *tf_out_dir;
+XArray *tf_only;
+XArray *tf_exclude;
+Bool tf_disabled;
+Bool tf_verbose;
+
+IRSB *tf_instrument(VgCallbackClosure *closure, IRSB *sbIn, const VexGuestLayout *layout,
+                    const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
+                    IRType gWordTy, IRType hWordTy);
+
+/* How the process ends. */
+static Bool exit_group_seen;
+static Long exit_group_code;
+static ThreadId exit_vgtid; /* the last thread that made the exit syscall */
+static Long exit_code;
+static Int self_signal;     /* last signal the process sent itself, not yet handled */
+static ThreadId running;    /* the thread running client code */
+
+void tf_error(const HChar *fmt, ...)
+{
+   va_list vargs;
+   VG_(printf)("tf: ");
+   va_start(vargs, fmt);
+   VG_(vprintf)(fmt, vargs);
+   va_end(vargs);
+   VG_(printf)("\n");
+}
+
+/* ---- options ---- */
+
+static Bool process_option(const HChar *arg)
+{
+   const HChar *v;
+   if VG_STR_CLO (arg, "--tf-out", v) {
+      tf_out_dir = v;
+   } else if VG_STR_CLO (arg, "--tf-only", v) {
+      VG_(addToXA)(tf_only, &v);
+   } else if VG_STR_CLO (arg, "--tf-exclude", v) {
+      VG_(addToXA)(tf_exclude, &v);
+   } else if VG_BOOL_CLO (arg, "--tf-verbose", tf_verbose) {
+   } else {
+      return False;
+   }
+   return True;
+}
+
+static void print_usage(void)
+{
+   VG_(printf)("    --tf-out=DIR          write the trace into DIR, which must exist [required]\n"
+               "    --tf-only=FN          trace only while FN is on the call stack (repeatable)\n"
+               "    --tf-exclude=FN       skip FN and its callees (repeatable)\n"
+               "    --tf-verbose=no|yes   describe the runtime functions found [no]\n");
+}
+
+static void print_debug_usage(void)
+{
+   VG_(printf)("    (none)\n");
+}
+
+static void fatal(const HChar *msg, const HChar *arg)
+{
+   tf_error(msg, arg);
+   VG_(exit)(1);
+}
+
+static void post_clo_init(void)
+{
+   struct vg_stat st;
+   if (tf_out_dir == NULL || tf_out_dir[0] == 0)
+      fatal("--tf-out=DIR is required%s", "");
+   if (tf_out_dir[0] != '/') {
+      const HChar *wd = VG_(get_startup_wd)();
+      HChar *abs = VG_(malloc)("tf.out", VG_(strlen)(wd) + VG_(strlen)(tf_out_dir) + 2);
+      VG_(sprintf)(abs, "%s/%s", wd, tf_out_dir);
+      tf_out_dir = abs;
+   }
+   if (sr_isError(VG_(stat)(tf_out_dir, &st)) || !VKI_S_ISDIR(st.mode))
+      fatal("the trace directory %s does not exist", tf_out_dir);
+
+   /* Blocks must end at the first control transfer and hold each
+    * instruction once, whatever the command line said; the guest IP must be exact at every memory access, so that
+    * a fault can be placed at its instruction. */
+   VG_(clo_vex_control).guest_chase = False;
+   VG_(clo_vex_control).iropt_unroll_thresh = 0; /* no copies of a loop body */
+   if (VG_(clo_vex_control).iropt_register_updates_default < VexRegUpdUnwindregsAtMemAccess)
+      VG_(clo_vex_control).iropt_register_updates_default = VexRegUpdUnwindregsAtMemAccess;
+   if (VG_(clo_px_file_backed) != VexRegUpd_INVALID &&
+       VG_(clo_px_file_backed) < VexRegUpdUnwindregsAtMemAccess)
+      VG_(clo_px_file_backed) = VexRegUpdUnwindregsAtMemAccess;
+   /* Function names as the symbol tables have them. */
+   VG_(clo_demangle) = False;
+   VG_(clo_show_below_main) = True;
+
+   tf_raw_init();
+   tf_blocks_init();
+   if (!tf_output_init())
+      fatal("cannot write the manifest in %s", tf_out_dir);
+}
+
+/* ---- threads ---- */
+
+static void on_start_client_code(ThreadId tid, ULong blocks_dispatched)
+{
+   if (tf_disabled)
+      return;
+   running = tid;
+   tf_raw_set_owner(tf_thread_of(tid));
+}
+
+static void on_thread_create(ThreadId parent, ThreadId child)
+{
+   if (tf_disabled)
+      return;
+   tf_raw_flush(); /* the parent's pthread_create entry holds the start routine */
+   tf_thread_created(parent, child);
+}
+
+static void on_thread_first_insn(ThreadId tid)
+{
+   if (!tf_disabled)
+      tf_thread_of(tid);
+}
+
+static void on_thread_exit(ThreadId tid)
+{
+   Thread *t = tf_thread_if_any(tid);
+   if (tf_disabled || t == NULL)
+      return;
+   tf_raw_flush();
+   if (tf_raw_owner() == t)
+      tf_raw_set_owner(NULL);
+   tf_thread_end(t, TF_EXIT_PROCESS);
+}
+
+static void on_fork_child(ThreadId tid)
+{
+   /* The child must not write into the parent's trace: it stops tracing. */
+   tf_disabled = True;
+   tf_raw_init();
+}
+
+/* ---- system calls ---- */
+
+/* Writes everything recorded so far, e.g. before the process image is
+ * replaced. */
+static void flush_all(void)
+{
+   TfOutcome o = {False, False, 0, 0};
+   tf_raw_flush();
+   tf_threads_flush_all();
+   tf_blocks_flush();
+   tf_manifest_write(&o);
+}
+
+static void pre_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs)
+{
+   if (tf_disabled)
+      return;
+   switch (no) {
+   case __NR_exit_group:
+      exit_group_seen = True;
+      exit_group_code = (Int)args[0];
+      break;
+   case __NR_exit:
+      exit_vgtid = tid;
+      exit_code = (Int)args[0];
+      tf_thread_note_exit(tid);
+      break;
+   case __NR_execve:
+   case __NR_execveat:
+      flush_all();
+      break;
+   case __NR_kill:
+      if ((Int)args[0] == VG_(getpid)())
+         self_signal = (Int)args[1];
+      break;
+   case __NR_tgkill:
+      if ((Int)args[0] == VG_(getpid)())
+         self_signal = (Int)args[2];
+      break;
+   case __NR_tkill:
+      self_signal = (Int)args[1];
+      break;
+   default:
+      break;
+   }
+   tf_thread_syscall_start(tid);
+}
+
+static void post_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs, SysRes res)
+{
+   Thread *t;
+   ULong nanos;
+   if (tf_disabled)
+      return;
+   nanos = tf_thread_syscall_nanos(tid);
+   tf_raw_flush(); /* the block ending in the syscall comes first */
+   t = tf_thread_if_any(tid);
+   if (t)
+      tf_thread_syscall(t, no, nanos);
+}
+
+/* ---- signals ---- */
+
+static void pre_deliver_signal(ThreadId tid, Int signo, Bool alt_stack)
+{
+   if (tf_disabled)
+      return;
+   if (tf_raw_in_progress()) /* a synchronous fault inside a block */
+      tf_raw_fault(VG_(get_IP)(running ? running : tid));
+   tf_raw_flush();
+   if (signo == self_signal)
+      self_signal = 0; /* it was handled, so it did not kill the process */
+   tf_thread_signal(tf_thread_of(tid), signo);
+}
+
+static void post_deliver_signal(ThreadId tid, Int signo)
+{
+   Thread *t = tf_thread_if_any(tid);
+   if (tf_disabled || t == NULL)
+      return;
+   tf_raw_flush();
+   tf_thread_signal_return(t, signo);
+}
+
+/* ---- the end ---- */
+
+static void fini(Int exitcode_unused)
+{
+   TfOutcome o = {True, False, 0, 0};
+   Bool faulted = False;
+   if (tf_disabled)
+      return;
+   if (tf_raw_in_progress() && running) { /* killed by a fault inside a block */
+      tf_raw_fault(VG_(get_IP)(running));
+      faulted = True;
+   }
+   tf_raw_flush();
+   tf_threads_end_all();
+   tf_blocks_flush();
+   if (exit_group_seen) {
+      o.have_exit_code = True;
+      o.exit_code = exit_group_code;
+   } else if (exit_vgtid != 0 && exit_vgtid == running && !faulted) {
+      o.have_exit_code = True; /* the last thread ended with exit */
+      o.exit_code = exit_code;
+   } else {
+      /* A fatal signal: the core does not tell tools which one. A fault
+       * inside a block is a SIGSEGV; otherwise it is the last signal the
+       * process sent itself (abort, raise), if any. */
+      o.exit_signal = faulted ? VKI_SIGSEGV : self_signal;
+   }
+   tf_manifest_write(&o);
+}
+
+static void pre_clo_init(void)
+{
+   VG_(details_name)("tf");
+   VG_(details_version)(TF_TOOL_VERSION);
+   VG_(details_description)("records what every thread executes, for SIMT analysis");
+   VG_(details_copyright_author)("Copyright (C) the tf authors.");
+   VG_(details_bug_reports_to)("https://github.com/tf-simt/tf/issues");
+   VG_(details_avg_translation_sizeB)(400);
+
+   VG_(basic_tool_funcs)(post_clo_init, tf_instrument, fini);
+   VG_(needs_command_line_options)(process_option, print_usage, print_debug_usage);
+   VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
+
+   VG_(track_start_client_code)(on_start_client_code);
+   VG_(track_pre_thread_ll_create)(on_thread_create);
+   VG_(track_pre_thread_first_insn)(on_thread_first_insn);
+   VG_(track_pre_thread_ll_exit)(on_thread_exit);
+   VG_(track_pre_deliver_signal)(pre_deliver_signal);
+   VG_(track_post_deliver_signal)(post_deliver_signal);
+   VG_(atfork)(NULL, NULL, on_fork_child);
+
+   tf_only = VG_(newXA)(VG_(malloc), "tf.only", VG_(free), sizeof(HChar *));
+   tf_exclude = VG_(newXA)(VG_(malloc), "tf.exclude", VG_(free), sizeof(HChar *));
+}
+
+VG_DETERMINE_INTERFACE_VERSION(pre_clo_init)
