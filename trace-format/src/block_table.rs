@@ -225,6 +225,8 @@ pub struct BlockTable {
     insn_off: Vec<u32>,
     pub(crate) ops: Vec<Operand>,
     lowest_at: AddrMap<BlockId>,
+    /// The most operands of any block (never shrinks).
+    max_ops: usize,
     /// Blocks sorted by address, and the longest block's length.
     by_addr: OnceLock<(Vec<(u64, BlockId)>, u64)>,
 }
@@ -385,6 +387,10 @@ impl BlockTable {
         self.modules
             .iter()
             .find(|m| addr.wrapping_sub(m.base) < m.size)
+    }
+    /// The most memory operands that any block has.
+    pub fn max_ops(&self) -> usize {
+        self.max_ops
     }
     /// The lowest block id whose address is `addr`.
     #[inline]
@@ -612,6 +618,7 @@ impl BlockTable {
             end,
         });
         self.lowest_at.entry(address).or_insert(id);
+        self.max_ops = self.max_ops.max(m as usize);
         self.by_addr = OnceLock::new();
         Ok(())
     }

@@ -329,7 +329,14 @@ impl ChunkReader {
         }
     }
 
+    /// The payload of the chunk read by the last successful `advance`.
+    #[inline]
+    pub(crate) fn payload(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
     /// The chunk read by the last successful [`advance`](Self::advance).
+    #[inline]
     pub(crate) fn current(&self) -> ChunkRef<'_> {
         ChunkRef {
             file: &self.file,

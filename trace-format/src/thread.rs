@@ -99,7 +99,10 @@ struct Core<'t> {
     run_left: u64,
     run_pos: usize,
     pos: usize,
+    /// Room for the accesses of the largest block; the first `n_acc` are
+    /// those of the last execution.
     accesses: Vec<Access>,
+    n_acc: usize,
     stats: ChunkStats,
 }
 
@@ -111,7 +114,8 @@ impl<'t> Core<'t> {
             run_left: 0,
             run_pos: 0,
             pos: 0,
-            accesses: Vec::with_capacity(64),
+            accesses: vec![Access::default(); table.max_ops()],
+            n_acc: 0,
             stats: ChunkStats::default(),
         }
     }
@@ -120,7 +124,7 @@ impl<'t> Core<'t> {
         self.pred.reset();
         self.run_left = 0;
         self.pos = 0;
-        self.accesses.clear();
+        self.n_acc = 0;
         self.stats = ChunkStats::default();
     }
 
@@ -278,7 +282,9 @@ impl<'t> Core<'t> {
         }
         let rec = self.table.rec(id);
         let (insns, n_ops) = (rec.n_insns, rec.n_ops);
-        self.stats.run_blocks += 1;
+        if !ADDR {
+            self.stats.run_blocks += 1;
+        }
         let mut none = Cursor::new(&[]);
         self.exec::<ADDR>(id, insns, n_ops, true, false, &mut none)?;
         Ok(Step::Block {
@@ -302,55 +308,56 @@ impl<'t> Core<'t> {
         let table = self.table;
         let rec = table.rec(id);
         self.pred.arrive(id, rec.address);
-        self.stats.block_execs += 1;
-        self.stats.insns += insns as u64;
-        if ADDR {
-            self.accesses.clear();
+        if !ADDR {
+            self.stats.block_execs += 1;
+            self.stats.insns += insns as u64;
         }
-        if n_ops > 0 {
-            let ops = &table.ops[rec.ops_start as usize..][..n_ops as usize];
-            if ADDR {
-                let mut prev: Option<u64> = None;
-                for (j, op) in ops.iter().enumerate() {
-                    let p = self.pred.predict(id, j as u32, prev);
-                    let a = if has_addr {
-                        let v = cur.varint()?;
-                        if op.conditional {
-                            if v == 0 {
-                                continue;
-                            }
-                            p.addr.wrapping_add(unzigzag(v - 1) as u64)
-                        } else {
-                            p.addr.wrapping_add(unzigzag(v) as u64)
-                        }
-                    } else {
-                        p.addr
-                    };
-                    self.pred.update(p, a, prev);
-                    prev = Some(a);
-                    self.accesses.push(Access {
-                        operand: j as u16,
-                        size: op.size,
-                        write: op.write,
-                        addr: a,
-                    });
-                }
-                self.stats.accesses += self.accesses.len() as u64;
-            } else if has_addr {
-                let mut present = 0;
-                for op in ops {
+        let ops = &table.ops[rec.ops_start as usize..][..n_ops as usize];
+        if ADDR {
+            let mut prev: Option<u64> = None;
+            let mut k = 0;
+            let acc = &mut self.accesses[..ops.len()];
+            for (j, op) in ops.iter().enumerate() {
+                let p = self.pred.predict(id, j as u32, prev);
+                let a = if has_addr {
                     let v = cur.varint()?;
-                    present += (v != 0 || !op.conditional) as u64;
-                }
-                self.stats.accesses += present;
-            } else {
-                self.stats.accesses += n_ops as u64;
+                    if op.conditional {
+                        if v == 0 {
+                            continue;
+                        }
+                        p.addr.wrapping_add(unzigzag(v - 1) as u64)
+                    } else {
+                        p.addr.wrapping_add(unzigzag(v) as u64)
+                    }
+                } else {
+                    p.addr
+                };
+                self.pred.update(p, a, prev);
+                prev = Some(a);
+                acc[k] = Access {
+                    operand: j as u16,
+                    size: op.size,
+                    write: op.write,
+                    addr: a,
+                };
+                k += 1;
             }
+            self.n_acc = k;
+        } else if has_addr {
+            let mut present = 0;
+            for op in ops {
+                let v = cur.varint()?;
+                present += (v != 0 || !op.conditional) as u64;
+            }
+            self.stats.accesses += present;
+        } else {
+            self.stats.accesses += n_ops as u64;
         }
         self.pred.depart(id, rec, complete, table);
         Ok(())
     }
 
+    #[inline(always)]
     fn event<'p>(&'p self, step: Step, payload: &'p [u8]) -> Option<Event<'p>> {
         match step {
             Step::End => None,
@@ -364,7 +371,7 @@ impl<'t> Core<'t> {
                 insns,
                 complete,
                 via,
-                accesses: &self.accesses,
+                accesses: &self.accesses[..self.n_acc],
             })),
             Step::Event(e) => Some(e),
             Step::Unknown { ty, start, end } => Some(Event::Unknown {
@@ -555,7 +562,7 @@ impl<'t> ThreadReader<'t> {
                 }
                 self.in_chunk = true;
             }
-            match self.core.step::<true>(self.chunks.current().payload) {
+            match self.core.step::<true>(self.chunks.payload()) {
                 Ok(Step::End) => self.in_chunk = false,
                 Ok(step) => break step,
                 Err(e) => {
@@ -566,7 +573,7 @@ impl<'t> ThreadReader<'t> {
                 }
             }
         };
-        self.core.event(step, self.chunks.current().payload).map(Ok)
+        self.core.event(step, self.chunks.payload()).map(Ok)
     }
 }
 

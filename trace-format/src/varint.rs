@@ -95,6 +95,25 @@ impl<'a> Cursor<'a> {
                 return Ok(b as u64);
             }
         }
+        if let Some(&w) = self
+            .buf
+            .get(self.pos..self.pos.wrapping_add(10))
+            .and_then(|s| <&[u8; 10]>::try_from(s).ok())
+        {
+            // Ten bytes at hand: no end-of-buffer checks.
+            let mut v = 0u64;
+            for (i, &b) in w.iter().enumerate() {
+                v |= ((b & 0x7f) as u64) << (7 * i);
+                if b < 0x80 {
+                    if i == 9 && b > 1 {
+                        break;
+                    }
+                    self.pos += i + 1;
+                    return Ok(v);
+                }
+            }
+            return Err(DecodeError::new(self.pos, "varint longer than 64 bits"));
+        }
         self.varint_slow()
     }
 
