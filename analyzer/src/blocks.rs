@@ -107,7 +107,11 @@ impl CanonicalBlocks {
                     stop += 1;
                 }
                 let address = b.insn_address(start);
-                let end_address = if stop < n { b.insn_address(stop) } else { b.end_address() };
+                let end_address = if stop < n {
+                    b.insn_address(stop)
+                } else {
+                    b.end_address()
+                };
                 let first_op = ops.partition_point(|o| (o.insn as usize) < start);
                 let end_op = ops.partition_point(|o| (o.insn as usize) < stop);
                 let id = *ids.entry((address, end_address)).or_insert_with(|| {
@@ -117,7 +121,11 @@ impl CanonicalBlocks {
                         n_insns: (stop - start) as u32,
                         n_ops: (end_op - first_op) as u32,
                         function: b.function(),
-                        end: if stop < n { EndKind::Fallthrough } else { b.end() },
+                        end: if stop < n {
+                            EndKind::Fallthrough
+                        } else {
+                            b.end()
+                        },
                         is_entry: address == entry,
                         is_cold: cold,
                         origin: (b.id(), start as u16, first_op as u16),
@@ -223,7 +231,11 @@ pub fn steps<'a>(
         Some(Step {
             cblock: p.cblock,
             insns: ran,
-            end: if whole { canon.block(p.cblock).end } else { EndKind::Other },
+            end: if whole {
+                canon.block(p.cblock).end
+            } else {
+                EndKind::Other
+            },
             first_op: p.first_op,
             accesses: mine,
         })
@@ -246,8 +258,22 @@ mod tests {
     fn overlapping_blocks_share_their_common_tail() {
         // A = [0x10..0x30) of four 8-byte instructions with one read each;
         // B enters at 0x20. C = [0x40, 0x44) overlaps nothing.
-        let a = BlockDef::new(0x10).insn(8).read(4).insn(8).read(4).insn(8).read(8).insn(8).write(4).end(EndKind::Branch);
-        let b = BlockDef::new(0x20).insn(8).read(8).insn(8).write(4).end(EndKind::Branch);
+        let a = BlockDef::new(0x10)
+            .insn(8)
+            .read(4)
+            .insn(8)
+            .read(4)
+            .insn(8)
+            .read(8)
+            .insn(8)
+            .write(4)
+            .end(EndKind::Branch);
+        let b = BlockDef::new(0x20)
+            .insn(8)
+            .read(8)
+            .insn(8)
+            .write(4)
+            .end(EndKind::Branch);
         let c = BlockDef::new(0x40).insn(4).end(EndKind::Return);
         let (t, ids) = table(&[a, b, c]);
         let trace = t.finish();
@@ -259,29 +285,55 @@ mod tests {
         assert_eq!(pb.len(), 1);
         assert_eq!(pa[1].cblock, pb[0].cblock);
         let head = canon.block(pa[0].cblock);
-        assert_eq!((head.address, head.end_address, head.n_insns, head.n_ops), (0x10, 0x20, 2, 2));
+        assert_eq!(
+            (head.address, head.end_address, head.n_insns, head.n_ops),
+            (0x10, 0x20, 2, 2)
+        );
         assert_eq!(head.end, EndKind::Fallthrough);
         let tail = canon.block(pb[0].cblock);
-        assert_eq!((tail.address, tail.end_address, tail.n_insns, tail.n_ops), (0x20, 0x30, 2, 2));
+        assert_eq!(
+            (tail.address, tail.end_address, tail.n_insns, tail.n_ops),
+            (0x20, 0x30, 2, 2)
+        );
         assert_eq!(tail.end, EndKind::Branch);
         assert_eq!((pa[1].first_insn, pa[1].first_op), (2, 2));
-        assert_eq!(canon.block(canon.pieces(ids[2])[0].cblock).end, EndKind::Return);
+        assert_eq!(
+            canon.block(canon.pieces(ids[2])[0].cblock).end,
+            EndKind::Return
+        );
     }
 
     #[test]
     fn steps_split_accesses_and_stop_at_a_fault() {
-        let a = BlockDef::new(0x10).insn(8).read(4).insn(8).read(4).insn(8).read(8).insn(8).write(4).end(EndKind::Branch);
+        let a = BlockDef::new(0x10)
+            .insn(8)
+            .read(4)
+            .insn(8)
+            .read(4)
+            .insn(8)
+            .read(8)
+            .insn(8)
+            .write(4)
+            .end(EndKind::Branch);
         let b = BlockDef::new(0x20).insn(8).end(EndKind::Jump);
         let (t, ids) = table(&[a, b]);
         let trace = t.finish();
         let canon = CanonicalBlocks::build(trace.blocks());
-        let acc = |operand: u16, addr: u64| Access { operand, addr, size: 4, write: false };
+        let acc = |operand: u16, addr: u64| Access {
+            operand,
+            addr,
+            size: 4,
+            write: false,
+        };
         let all = [acc(0, 100), acc(1, 200), acc(2, 300), acc(3, 400)];
         let s: Vec<Step> = steps(&canon, ids[0], 4, true, &all).collect();
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].accesses, &all[..2]);
         assert_eq!(s[1].accesses, &all[2..]);
-        assert_eq!((s[0].end, s[1].end), (EndKind::Fallthrough, EndKind::Branch));
+        assert_eq!(
+            (s[0].end, s[1].end),
+            (EndKind::Fallthrough, EndKind::Branch)
+        );
         assert_eq!(s[1].first_op, 2);
         // Faulted in the third instruction: one whole piece, one cut short.
         let s: Vec<Step> = steps(&canon, ids[0], 3, false, &all[..3]).collect();

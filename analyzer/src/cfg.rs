@@ -20,9 +20,10 @@
 //! assert_eq!(f.entries, [0]);
 //! ```
 
-use crate::blocks::{CBlockId, CanonicalBlocks, Step};
+use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::frames::{FrameTracker, Transition};
 use std::collections::{HashMap, HashSet};
+use tf_trace::EndKind;
 
 /// The virtual exit node of every function's graph.
 pub const VEXIT: CBlockId = u32::MAX;
@@ -106,13 +107,20 @@ impl CfgBuilder {
         }
     }
 
-    /// Moves `tracker` from step `prev` to block `next`, recording the edges
+    /// Moves `tracker` from block `prev` (ended as `prev_end`) to block `next`, recording the edges
     /// this implies; returns the transition.
-    pub fn step(&mut self, tracker: &mut FrameTracker, canon: &CanonicalBlocks, prev: &Step, next: CBlockId) -> Transition {
+    pub fn step(
+        &mut self,
+        tracker: &mut FrameTracker,
+        canon: &CanonicalBlocks,
+        prev: CBlockId,
+        prev_end: EndKind,
+        next: CBlockId,
+    ) -> Transition {
         let func_before = tracker.top().entry;
-        let t = tracker.advance(canon, prev, next);
+        let t = tracker.advance(canon, prev, prev_end, next);
         match t {
-            Transition::Same => self.edge(func_before, prev.cblock, next),
+            Transition::Same => self.edge(func_before, prev, next),
             Transition::Call => self.entry(tracker.top().entry, next),
             Transition::Return(_) => {
                 self.exit_popped(tracker);
@@ -121,24 +129,11 @@ impl CfgBuilder {
                 }
             }
             Transition::TailCall => {
-                self.edge(func_before, prev.cblock, VEXIT);
+                self.edge(func_before, prev, VEXIT);
                 self.entry(tracker.top().entry, next);
             }
         }
         t
-    }
-
-    /// A signal handler starts at `first` in function `entry`.
-    pub fn signal(&mut self, tracker: &mut FrameTracker, entry: u64, sym: tf_trace::FunctionId, first: CBlockId) {
-        tracker.signal(entry, sym, first);
-        self.entry(entry, first);
-    }
-
-    /// The signal handler returned.
-    pub fn signal_return(&mut self, tracker: &mut FrameTracker) {
-        if tracker.signal_return() > 0 {
-            self.exit_popped(tracker);
-        }
     }
 
     fn exit_popped(&mut self, tracker: &FrameTracker) {

@@ -35,7 +35,7 @@
 //! assert_eq!(t.depth(), 0);
 //! ```
 
-use crate::blocks::{CBlock, CBlockId, CanonicalBlocks, Step};
+use crate::blocks::{CBlock, CBlockId, CanonicalBlocks};
 use tf_trace::{EndKind, FunctionId};
 
 /// One activation on the shadow stack.
@@ -87,6 +87,7 @@ pub struct FrameTracker {
     frames: Vec<Frame>,
     /// Frames removed by the last return, top first (for the CFG builder).
     popped: Vec<Frame>,
+    pending: Pending,
 }
 
 impl FrameTracker {
@@ -95,12 +96,17 @@ impl FrameTracker {
         FrameTracker {
             frames: vec![root],
             popped: Vec::new(),
+            pending: Pending::None,
         }
     }
 
     /// The bottom frame for a thread or unit whose first block is `first`:
     /// the function containing it (its symbol's entry when known).
-    pub fn root_for(canon: &CanonicalBlocks, entries: &impl Fn(FunctionId) -> Option<u64>, first: CBlockId) -> Frame {
+    pub fn root_for(
+        canon: &CanonicalBlocks,
+        entries: &impl Fn(FunctionId) -> Option<u64>,
+        first: CBlockId,
+    ) -> Frame {
         let b = canon.block(first);
         let entry = entries(b.function).unwrap_or(b.address);
         Frame::root(entry, b.function, first)
@@ -128,16 +134,27 @@ impl FrameTracker {
         &self.popped
     }
 
-    /// Moves from the step just executed (`prev`) to canonical block `next`.
-    pub fn advance(&mut self, canon: &CanonicalBlocks, prev: &Step, next: CBlockId) -> Transition {
+    /// Moves from the step just executed (block `prev`, which ended as
+    /// `prev_end`: see [`Step::end`](crate::blocks::Step::end)) to canonical block `next`.
+    pub fn advance(
+        &mut self,
+        canon: &CanonicalBlocks,
+        prev: CBlockId,
+        prev_end: EndKind,
+        next: CBlockId,
+    ) -> Transition {
         let n = canon.block(next);
-        let p = canon.block(prev.cblock);
-        let t = if matches!(prev.end, EndKind::Call | EndKind::IndirectCall) && n.address != p.end_address {
-            self.call(prev.cblock, p.end_address, n.address, n.function, next)
-        } else if let Some(pops) = self.arrive(prev.end == EndKind::Return, n.address, n.function) {
+        let p = canon.block(prev);
+        let t = if let Some(t) = self.take_pending(n, next) {
+            t
+        } else if matches!(prev_end, EndKind::Call | EndKind::IndirectCall)
+            && n.address != p.end_address
+        {
+            self.call(prev, p.end_address, n.address, n.function, next)
+        } else if let Some(pops) = self.arrive(prev_end == EndKind::Return, n.address, n.function) {
             Transition::Return(pops)
         } else {
-            self.jump(prev.end, n, next)
+            self.jump(prev_end, n, next)
         };
         if t != Transition::Call {
             self.frames.last_mut().expect("root").last = Some(next);
@@ -147,7 +164,14 @@ impl FrameTracker {
 
     /// A call from block `node` (returning to `return_site`) into the
     /// function at `entry` (symbol `sym`), whose first block is `first`.
-    pub fn call(&mut self, node: CBlockId, return_site: u64, entry: u64, sym: FunctionId, first: CBlockId) -> Transition {
+    pub fn call(
+        &mut self,
+        node: CBlockId,
+        return_site: u64,
+        entry: u64,
+        sym: FunctionId,
+        first: CBlockId,
+    ) -> Transition {
         self.frames.push(Frame {
             entry,
             sym,
@@ -198,47 +222,78 @@ impl FrameTracker {
                     _ => Transition::Same,
                 }
             }
-            EndKind::Jump | EndKind::IndirectJump if n.is_entry && !n.is_cold && n.function != top_sym => {
+            EndKind::Jump | EndKind::IndirectJump
+                if n.is_entry && !n.is_cold && n.function != top_sym =>
+            {
                 let top = self.frames.last_mut().expect("root");
                 top.entry = n.address;
                 top.sym = n.function;
                 top.last = Some(next);
                 Transition::TailCall
             }
-            EndKind::IndirectJump | EndKind::Other if n.function != top_sym => match landing(&self.frames) {
-                Some(k) => Transition::Return(self.pop_to(k + 1)),
-                None => Transition::Same,
-            },
+            EndKind::IndirectJump | EndKind::Other if n.function != top_sym => {
+                match landing(&self.frames) {
+                    Some(k) => Transition::Return(self.pop_to(k + 1)),
+                    None => Transition::Same,
+                }
+            }
             _ => Transition::Same,
         }
     }
 
-    /// A signal handler starts at `first` (function `entry`, symbol `sym`),
-    /// interrupting the top frame: it runs in a frame of its own.
-    pub fn signal(&mut self, entry: u64, sym: FunctionId, first: CBlockId) {
-        let node = self.top().last;
-        self.frames.push(Frame {
-            entry,
-            sym,
-            return_site: u64::MAX,
-            call_node: node,
-            last: Some(first),
-        });
+    /// A signal was delivered: the next block starts its handler, which
+    /// runs like a function called from the interrupted block.
+    pub fn signal(&mut self) {
+        self.pending = Pending::Signal;
     }
 
-    /// The handler returned: pops back to the frame the signal interrupted.
-    pub fn signal_return(&mut self) -> u32 {
-        match self.frames.iter().rposition(|f| f.return_site == u64::MAX) {
-            Some(k) => self.pop_to(k),
-            None => 0,
+    /// The handler returned: the next block resumes the interrupted frame.
+    pub fn signal_return(&mut self) {
+        self.pending = Pending::SignalReturn;
+    }
+
+    /// Applies a pending signal delivery or return to the move into `next`.
+    fn take_pending(&mut self, n: &CBlock, next: CBlockId) -> Option<Transition> {
+        match std::mem::replace(&mut self.pending, Pending::None) {
+            Pending::None => None,
+            Pending::Signal => {
+                let node = self.top().last;
+                self.frames.push(Frame {
+                    entry: n.address,
+                    sym: n.function,
+                    return_site: SIGNAL_FRAME,
+                    call_node: node,
+                    last: Some(next),
+                });
+                Some(Transition::Call)
+            }
+            Pending::SignalReturn => {
+                let k = self
+                    .frames
+                    .iter()
+                    .rposition(|f| f.return_site == SIGNAL_FRAME)?;
+                Some(Transition::Return(self.pop_to(k)))
+            }
         }
     }
+}
+
+/// The `return_site` of a signal handler's frame (no code returns there).
+const SIGNAL_FRAME: u64 = u64::MAX;
+
+/// A signal event waiting for the next block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pending {
+    None,
+    Signal,
+    SignalReturn,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::blocks::steps;
+    use crate::blocks::CanonicalBlocks;
     use crate::testutil::TempTrace;
     use tf_trace::{BlockDef, BlockId, EndKind as E};
 
@@ -250,14 +305,20 @@ mod tests {
         let first = canon.pieces(seq[0])[0].cblock;
         let mut tracker = FrameTracker::new(FrameTracker::root_for(&canon, &entries, first));
         let mut out = Vec::new();
-        let mut prev: Option<Step> = None;
+        let mut prev: Option<(CBlockId, EndKind)> = None;
         for &b in seq {
-            for s in steps(&canon, b, t.blocks().block(b).unwrap().n_insns() as u32, true, &[]) {
+            for s in steps(
+                &canon,
+                b,
+                t.blocks().block(b).unwrap().n_insns() as u32,
+                true,
+                &[],
+            ) {
                 if let Some(p) = prev {
-                    let tr = tracker.advance(&canon, &p, s.cblock);
+                    let tr = tracker.advance(&canon, p.0, p.1, s.cblock);
                     out.push((tr, tracker.depth()));
                 }
-                prev = Some(s);
+                prev = Some((s.cblock, s.end));
             }
         }
         out
@@ -271,14 +332,28 @@ mod tests {
         let f = w.function(0x200, 0, "f").unwrap();
         let g = w.function(0x300, 0, "g").unwrap();
         // main: call f; after: ret
-        let m0 = w.block(&BlockDef::new(0x100).insn(5).end(E::Call).function(main)).unwrap();
-        let m1 = w.block(&BlockDef::new(0x105).insn(1).end(E::Return).function(main)).unwrap();
+        let m0 = w
+            .block(&BlockDef::new(0x100).insn(5).end(E::Call).function(main))
+            .unwrap();
+        let m1 = w
+            .block(&BlockDef::new(0x105).insn(1).end(E::Return).function(main))
+            .unwrap();
         // f: if (...) call f (recursion) else jmp g (tail call)
-        let f0 = w.block(&BlockDef::new(0x200).insn(2).end(E::Branch).function(f)).unwrap();
-        let f1 = w.block(&BlockDef::new(0x202).insn(5).end(E::Call).function(f)).unwrap();
-        let f2 = w.block(&BlockDef::new(0x207).insn(1).end(E::Return).function(f)).unwrap();
-        let f3 = w.block(&BlockDef::new(0x208).insn(5).end(E::Jump).function(f)).unwrap();
-        let g0 = w.block(&BlockDef::new(0x300).insn(1).end(E::Return).function(g)).unwrap();
+        let f0 = w
+            .block(&BlockDef::new(0x200).insn(2).end(E::Branch).function(f))
+            .unwrap();
+        let f1 = w
+            .block(&BlockDef::new(0x202).insn(5).end(E::Call).function(f))
+            .unwrap();
+        let f2 = w
+            .block(&BlockDef::new(0x207).insn(1).end(E::Return).function(f))
+            .unwrap();
+        let f3 = w
+            .block(&BlockDef::new(0x208).insn(5).end(E::Jump).function(f))
+            .unwrap();
+        let g0 = w
+            .block(&BlockDef::new(0x300).insn(1).end(E::Return).function(g))
+            .unwrap();
         let t = tt.finish();
         let seq = [m0, f0, f1, f0, f3, g0, f2, m1];
         let got = replay(&t, &seq);
@@ -304,19 +379,43 @@ mod tests {
         let main = w.function(0x100, 0, "main").unwrap();
         let a = w.function(0x200, 0, "a").unwrap();
         let lj = w.function(0x300, 0, "longjmp").unwrap();
-        let m0 = w.block(&BlockDef::new(0x100).insn(5).end(E::Call).function(main)).unwrap(); // call setjmp-ish site: call a
-        let m1 = w.block(&BlockDef::new(0x105).insn(1).end(E::Return).function(main)).unwrap();
-        let m2 = w.block(&BlockDef::new(0x110).insn(1).end(E::Return).function(main)).unwrap(); // the setjmp landing
-        let a0 = w.block(&BlockDef::new(0x200).insn(5).end(E::Call).function(a)).unwrap(); // call longjmp
-        let l0 = w.block(&BlockDef::new(0x300).insn(3).end(E::IndirectJump).function(lj)).unwrap();
+        let m0 = w
+            .block(&BlockDef::new(0x100).insn(5).end(E::Call).function(main))
+            .unwrap(); // call setjmp-ish site: call a
+        let m1 = w
+            .block(&BlockDef::new(0x105).insn(1).end(E::Return).function(main))
+            .unwrap();
+        let m2 = w
+            .block(&BlockDef::new(0x110).insn(1).end(E::Return).function(main))
+            .unwrap(); // the setjmp landing
+        let a0 = w
+            .block(&BlockDef::new(0x200).insn(5).end(E::Call).function(a))
+            .unwrap(); // call longjmp
+        let l0 = w
+            .block(
+                &BlockDef::new(0x300)
+                    .insn(3)
+                    .end(E::IndirectJump)
+                    .function(lj),
+            )
+            .unwrap();
         // A PLT stub (no symbol) whose callee was skipped: lands on the return site.
-        let plt = w.block(&BlockDef::new(0x400).insn(6).end(E::IndirectJump)).unwrap();
-        let m3 = w.block(&BlockDef::new(0x120).insn(5).end(E::Call).function(main)).unwrap();
-        let m4 = w.block(&BlockDef::new(0x125).insn(1).end(E::Return).function(main)).unwrap();
+        let plt = w
+            .block(&BlockDef::new(0x400).insn(6).end(E::IndirectJump))
+            .unwrap();
+        let m3 = w
+            .block(&BlockDef::new(0x120).insn(5).end(E::Call).function(main))
+            .unwrap();
+        let m4 = w
+            .block(&BlockDef::new(0x125).insn(1).end(E::Return).function(main))
+            .unwrap();
         let t = tt.finish();
         use Transition::*;
         // main calls a, a calls longjmp, longjmp jumps into main (at 0x110).
-        assert_eq!(replay(&t, &[m0, a0, l0, m2]), [(Call, 1), (Call, 2), (Return(2), 0)]);
+        assert_eq!(
+            replay(&t, &[m0, a0, l0, m2]),
+            [(Call, 1), (Call, 2), (Return(2), 0)]
+        );
         // main calls a PLT stub, whose target was skipped, landing at the return site.
         assert_eq!(replay(&t, &[m3, plt, m4]), [(Call, 1), (Return(1), 0)]);
         let _ = m1;
@@ -327,9 +426,15 @@ mod tests {
         let mut tt = TempTrace::new();
         let w = tt.writer();
         let f = w.function(0x200, 0, "f").unwrap();
-        let f0 = w.block(&BlockDef::new(0x200).insn(5).end(E::Call).function(f)).unwrap(); // call f
-        let f1 = w.block(&BlockDef::new(0x205).insn(2).end(E::Jump).function(f)).unwrap(); // return site
-        let f2 = w.block(&BlockDef::new(0x210).insn(2).end(E::Jump).function(f)).unwrap(); // jumps to 0x205
+        let f0 = w
+            .block(&BlockDef::new(0x200).insn(5).end(E::Call).function(f))
+            .unwrap(); // call f
+        let f1 = w
+            .block(&BlockDef::new(0x205).insn(2).end(E::Jump).function(f))
+            .unwrap(); // return site
+        let f2 = w
+            .block(&BlockDef::new(0x210).insn(2).end(E::Jump).function(f))
+            .unwrap(); // jumps to 0x205
         let t = tt.finish();
         use Transition::*;
         // f calls f; the inner f jumps to 0x205 (its caller's return site) without returning.

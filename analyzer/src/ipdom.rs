@@ -42,7 +42,8 @@ impl Ipdom {
     pub fn compute(cfg: &FunctionCfg) -> Ipdom {
         let nodes = cfg.nodes();
         let mut g: DiGraph<CBlockId, ()> = DiGraph::with_capacity(nodes.len() + 1, cfg.edges.len());
-        let index: HashMap<CBlockId, NodeIndex> = nodes.iter().map(|&n| (n, g.add_node(n))).collect();
+        let index: HashMap<CBlockId, NodeIndex> =
+            nodes.iter().map(|&n| (n, g.add_node(n))).collect();
         let vexit = g.add_node(VEXIT);
         let at = |n: CBlockId| if n == VEXIT { vexit } else { index[&n] };
         for &(a, b) in &cfg.edges {
@@ -72,7 +73,11 @@ impl Ipdom {
 
 /// Adds latch → exit edges until every node reaches the exit; returns how
 /// many were added.
-fn join_stuck_loops(g: &mut DiGraph<CBlockId, ()>, vexit: NodeIndex, entries: &[NodeIndex]) -> usize {
+fn join_stuck_loops(
+    g: &mut DiGraph<CBlockId, ()>,
+    vexit: NodeIndex,
+    entries: &[NodeIndex],
+) -> usize {
     let mut added = 0;
     loop {
         let mut reaches = vec![false; g.node_count()];
@@ -88,7 +93,8 @@ fn join_stuck_loops(g: &mut DiGraph<CBlockId, ()>, vexit: NodeIndex, entries: &[
         // component of the stuck subgraph is a loop (or a dead end) that
         // never leaves.
         let mut sub: DiGraph<NodeIndex, ()> = DiGraph::new();
-        let local: HashMap<NodeIndex, NodeIndex> = stuck.iter().map(|&n| (n, sub.add_node(n))).collect();
+        let local: HashMap<NodeIndex, NodeIndex> =
+            stuck.iter().map(|&n| (n, sub.add_node(n))).collect();
         for &n in &stuck {
             for m in g.neighbors_directed(n, Direction::Outgoing) {
                 sub.add_edge(local[&n], local[&m], ());
@@ -143,7 +149,10 @@ mod tests {
     #[test]
     fn reference_examples() {
         // simt-reconvergence.md §6.2: 0→{1,2}, 1→3, 2→3, 2→4, 4→4, 3→X.
-        let g = cfg(&[0], &[(0, 1), (0, 2), (1, 3), (2, 3), (2, 4), (4, 4), (3, VEXIT)]);
+        let g = cfg(
+            &[0],
+            &[(0, 1), (0, 2), (1, 3), (2, 3), (2, 4), (4, 4), (3, VEXIT)],
+        );
         let ip = Ipdom::compute(&g);
         // The self-loop 4 never exits: its latch (4 itself) is joined to the exit.
         assert_eq!(ip.synthetic_edges, 1);
@@ -152,10 +161,25 @@ mod tests {
         assert_eq!(ip.of(0), Some(VEXIT));
         assert_eq!(ip.of(2), Some(VEXIT));
         // After adding 4→X explicitly: the same.
-        let g = cfg(&[0], &[(0, 1), (0, 2), (1, 3), (2, 3), (2, 4), (4, 4), (3, VEXIT), (4, VEXIT)]);
+        let g = cfg(
+            &[0],
+            &[
+                (0, 1),
+                (0, 2),
+                (1, 3),
+                (2, 3),
+                (2, 4),
+                (4, 4),
+                (3, VEXIT),
+                (4, VEXIT),
+            ],
+        );
         let ip = Ipdom::compute(&g);
         assert_eq!(ip.synthetic_edges, 0);
-        assert_eq!((ip.of(0), ip.of(1), ip.of(2), ip.of(4)), (Some(VEXIT), Some(3), Some(VEXIT), Some(VEXIT)));
+        assert_eq!(
+            (ip.of(0), ip.of(1), ip.of(2), ip.of(4)),
+            (Some(VEXIT), Some(3), Some(VEXIT), Some(VEXIT))
+        );
     }
 
     #[test]
@@ -173,7 +197,19 @@ mod tests {
     #[test]
     fn loop_and_if_inside() {
         // 0 → 1 (header) → {2, 3} → 4 (latch) → {1, 5}; 5 → exit.
-        let g = cfg(&[0], &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4), (4, 1), (4, 5), (5, VEXIT)]);
+        let g = cfg(
+            &[0],
+            &[
+                (0, 1),
+                (1, 2),
+                (1, 3),
+                (2, 4),
+                (3, 4),
+                (4, 1),
+                (4, 5),
+                (5, VEXIT),
+            ],
+        );
         let ip = Ipdom::compute(&g);
         assert_eq!(ip.of(1), Some(4));
         assert_eq!(ip.of(4), Some(5));

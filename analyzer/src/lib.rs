@@ -1,9 +1,28 @@
 //! SIMT replay of tf traces: stages 2–8 of DESIGN.md.
+//!
+//! [`analyze`] runs them all: read the trace, split blocks into canonical
+//! basic blocks ([`blocks`]), follow frames ([`frames`]) to build one dynamic
+//! CFG per function ([`cfg`]) and its post-dominators ([`ipdom`]), cut units
+//! ([`units`]), batch them into warps ([`warps`]), replay each warp on a SIMT
+//! stack ([`simt`]) and report ([`results`]).
 
+mod analysis;
 pub mod blocks;
 pub mod cfg;
 pub mod frames;
 pub mod ipdom;
+pub mod lanes;
+pub mod loops;
+pub mod results;
+pub mod scan;
+pub mod segments;
+pub mod simt;
+pub mod stats;
+pub mod symbols;
+pub mod units;
+pub mod warps;
+
+pub use analysis::{analyze, Error, Options, Progress, Silent};
 
 #[cfg(test)]
 mod testutil;

@@ -21,7 +21,10 @@ impl TempTrace {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         let writer = TraceWriter::create(&dir).expect("create a test trace");
-        TempTrace { dir, writer: Some(writer) }
+        TempTrace {
+            dir,
+            writer: Some(writer),
+        }
     }
 
     /// The writer, until [`finish`](Self::finish).
@@ -31,7 +34,11 @@ impl TempTrace {
 
     /// Finishes writing and opens the trace for reading.
     pub fn finish(mut self) -> OpenTrace {
-        self.writer.take().expect("finish once").finish().expect("finish the test trace");
+        self.writer
+            .take()
+            .expect("finish once")
+            .finish()
+            .expect("finish the test trace");
         let trace = Trace::open(&self.dir).expect("open the test trace");
         OpenTrace { trace, _dir: self }
     }

@@ -1,0 +1,457 @@
+//! The whole analysis: scan, graphs, units, warps, replay, report.
+
+use crate::blocks::CanonicalBlocks;
+use crate::cfg::{CfgBuilder, Cfgs};
+use crate::ipdom::Ipdom;
+use crate::lanes::LaneSource;
+use crate::loops::outermost_loop;
+use crate::results::{FunctionResult, MemoryReport, Report, ThreadReport, WidthResult};
+use crate::scan::{ScanJob, Skipped, ThreadScan};
+use crate::segments::Segments;
+use crate::simt::{IpdomMap, Lane, Replay, WarpStats};
+use crate::stats::FunctionStats;
+use crate::symbols::{SourceLines, Symbols};
+use crate::units::{CallSet, Cutter, LoopSpec, Unit, UnitSpec};
+use crate::warps::Batch;
+use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
+use tf_trace::{FunctionId, Trace};
+
+/// What to analyse, and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Warp widths, each 1..=64.
+    pub widths: Vec<usize>,
+    /// What a SIMT thread is.
+    pub unit: UnitSpec,
+    /// How units are batched into warps.
+    pub batch: Batch,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            widths: vec![32],
+            unit: UnitSpec::Auto,
+            batch: Batch::Consecutive,
+        }
+    }
+}
+
+/// Why an analysis could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] tf_trace::Error),
+    /// `--warp` out of range.
+    #[error("--warp {0}: warp widths must be 1..=64")]
+    Width(usize),
+    /// A `--unit` function that is not in the trace.
+    #[error("--unit {0}: the trace has no function named {1}")]
+    NoFunction(String, String),
+    /// `--unit iter:FN` on a function without a loop.
+    #[error("--unit {0}: {1} has no loop in the trace")]
+    NoLoop(String, String),
+}
+
+/// Reports progress to the caller (a progress bar, or nothing).
+pub trait Progress: Sync {
+    /// A stage starts, with `total` steps.
+    fn stage(&self, name: &str, total: u64);
+    /// `n` more steps are done.
+    fn advance(&self, n: u64);
+}
+
+/// A [`Progress`] that shows nothing.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn stage(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+}
+
+/// Analyses `trace`.
+///
+/// ```no_run
+/// use tf_analyzer::{analyze, Options, Silent};
+/// let trace = tf_trace::Trace::open("trace-pigz-1").unwrap();
+/// let report = analyze(&trace, &Options { widths: vec![8, 32], ..Options::default() }, &Silent).unwrap();
+/// println!("{:.1}%", 100.0 * report.results[1].simt_efficiency);
+/// ```
+pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result<Report, Error> {
+    if let Some(&w) = opts.widths.iter().find(|&&w| !(1..=64).contains(&w)) {
+        return Err(Error::Width(w));
+    }
+    let canon = CanonicalBlocks::build(trace.blocks());
+    let symbols = Symbols::new(trace.blocks());
+    let entry_of = |f: FunctionId| symbols.entry(f);
+    let job = ScanJob {
+        trace,
+        canon: &canon,
+        entry_of: &entry_of,
+        build_cfg: true,
+    };
+    let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
+    let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();
+    let sizes: HashMap<u64, u64> = trace.threads().iter().map(|t| (t.tid, t.size)).collect();
+
+    // Pass 1: frames, graphs and units.
+    let units_rule = UnitsRule::new(&opts.unit, &symbols)?;
+    progress.stage("scanning threads", bytes);
+    let mut scans: Vec<ThreadScan> = tids
+        .par_iter()
+        .map(|&tid| {
+            let s = job.scan(tid, |start| units_rule.cutter(start));
+            progress.advance(sizes[&tid]);
+            s
+        })
+        .collect();
+    let mut merged = CfgBuilder::new(0);
+    for s in &mut scans {
+        if let Some(cfg) = s.cfg.take() {
+            merged.merge(cfg);
+        }
+    }
+    let cfgs: Cfgs = merged.finish();
+    progress.stage("post-dominators", cfgs.len() as u64);
+    let per_function: Vec<(u64, Ipdom)> = cfgs
+        .par_iter()
+        .map(|(&f, cfg)| {
+            progress.advance(1);
+            (f, Ipdom::compute(cfg))
+        })
+        .collect();
+    let mut warnings: Vec<String> = scans
+        .iter()
+        .filter_map(|s| s.damage.clone())
+        .map(|d| format!("damaged trace, read up to the damage: {d}"))
+        .collect();
+    let synthetic: usize = per_function.iter().map(|(_, i)| i.synthetic_edges).sum();
+    if synthetic > 0 {
+        warnings.push(format!(
+            "{synthetic} loop latch(es) never exited (a thread was cut off inside a loop); they were joined to their function's exit"
+        ));
+    }
+    let ipdom: IpdomMap = per_function
+        .iter()
+        .flat_map(|(f, ip)| {
+            cfgs[f]
+                .nodes()
+                .into_iter()
+                .filter_map(move |n| ip.of(n).map(|r| ((*f, n), r)))
+        })
+        .collect();
+
+    // Pass 2, for iterations: cut the loop of FN now that its graph is known.
+    if let UnitsRule::Iterations(spec, entries) = &units_rule {
+        let (function, lp) = entries
+            .iter()
+            .filter_map(|&e| Some((e, outermost_loop(cfgs.get(&e)?)?)))
+            .next()
+            .ok_or_else(|| Error::NoLoop(opts.unit.to_string(), spec.clone()))?;
+        let spec = LoopSpec {
+            function,
+            header: lp.header,
+            body: lp.body,
+        };
+        let job = ScanJob {
+            build_cfg: false,
+            ..job
+        };
+        progress.stage("cutting iterations", bytes);
+        let cut: Vec<ThreadScan> = tids
+            .par_iter()
+            .map(|&tid| {
+                let s = job.scan(tid, |_| Cutter::Iterations(spec.clone()));
+                progress.advance(sizes[&tid]);
+                s
+            })
+            .collect();
+        for (s, c) in scans.iter_mut().zip(cut) {
+            s.units = c.units;
+        }
+    }
+
+    let units: Vec<&Unit> = scans.iter().flat_map(|s| s.units.iter()).collect();
+    let stacks: HashMap<u64, (u64, u64)> = scans.iter().map(|s| (s.tid, s.stack)).collect();
+    let chunks: HashMap<u64, &[crate::scan::ChunkStart]> =
+        scans.iter().map(|s| (s.tid, s.chunks.as_slice())).collect();
+    let segments = Segments::new(
+        trace
+            .blocks()
+            .modules()
+            .iter()
+            .map(|m| (m.base, m.base.wrapping_add(m.size))),
+        scans.iter().map(|s| s.stack),
+    );
+    let n_functions = symbols.len();
+
+    let lines = SourceLines::new(trace.blocks());
+    let mut results = Vec::new();
+    for &width in &opts.widths {
+        let warps = opts
+            .batch
+            .warps(units.len(), width, |i| units[i].root, |i| units[i].insns);
+        progress.stage(&format!("replaying warps of {width}"), warps.len() as u64);
+        let replay = Replay {
+            canon: &canon,
+            ipdom: &ipdom,
+            segments: &segments,
+            width,
+            n_functions,
+        };
+        let total = warps
+            .par_iter()
+            .map(|members| {
+                let lanes = members
+                    .iter()
+                    .map(|&i| {
+                        let u = units[i];
+                        let stack = stacks.get(&u.tid).copied().unwrap_or((0, 0));
+                        let source = LaneSource::open(
+                            trace,
+                            &canon,
+                            u,
+                            chunks.get(&u.tid).copied().unwrap_or(&[]),
+                        )?;
+                        Lane::new(
+                            source,
+                            (u.root, u.root_sym),
+                            stack,
+                            u.stack_pointer.unwrap_or(stack.1),
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let stats = replay.run(lanes)?;
+                progress.advance(1);
+                Ok(stats)
+            })
+            .try_reduce(WarpStats::default, |a, b| Ok(merge(a, b)))
+            .map_err(Error::Trace)?;
+        results.push(width_result(
+            &total,
+            width,
+            units.len(),
+            warps.len(),
+            &symbols,
+            &lines,
+            trace,
+            &scans,
+        ));
+    }
+
+    let mut skipped = Skipped::default();
+    for s in &scans {
+        skipped.merge(&s.skipped);
+    }
+    let threads = scans
+        .iter()
+        .map(|s| ThreadReport {
+            tid: s.tid,
+            parent: s.parent,
+            start_routine: symbols
+                .at_entry(s.start_routine)
+                .map(|f| symbols.name(f).to_string())
+                .unwrap_or_default(),
+            traced_instructions: s.traced,
+            skipped_instructions: s.skipped.instructions(),
+            skipped: s.skipped,
+            units: s.units.len(),
+        })
+        .collect();
+    let command = trace
+        .manifest()
+        .map(|m| {
+            m.command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a.as_bytes()).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Report {
+        trace: trace.dir().display().to_string(),
+        command,
+        unit: opts.unit.to_string(),
+        batch: opts.batch.to_string(),
+        reconverge: "ipdom".into(),
+        threads,
+        skipped,
+        results,
+        warnings,
+    })
+}
+
+/// How units are cut, resolved against the trace's functions.
+enum UnitsRule {
+    Whole,
+    /// Calls of these entries in every thread.
+    Calls(HashSet<u64>),
+    /// Calls of each thread's start routine (`main` for a thread without one).
+    StartRoutines(Option<u64>),
+    /// Iterations of the loop of one of these functions (`FN`, entries).
+    Iterations(String, Vec<u64>),
+}
+
+impl UnitsRule {
+    fn new(spec: &UnitSpec, symbols: &Symbols) -> Result<UnitsRule, Error> {
+        let entries = |name: &str| -> Result<Vec<u64>, Error> {
+            let found: Vec<u64> = symbols
+                .find(name)
+                .into_iter()
+                .filter_map(|f| symbols.entry(f))
+                .collect();
+            if found.is_empty() {
+                Err(Error::NoFunction(spec.to_string(), name.to_string()))
+            } else {
+                Ok(found)
+            }
+        };
+        Ok(match spec {
+            UnitSpec::Thread => UnitsRule::Whole,
+            UnitSpec::Call(f) => UnitsRule::Calls(entries(f)?.into_iter().collect()),
+            UnitSpec::Iter(f) => UnitsRule::Iterations(f.clone(), entries(f)?),
+            UnitSpec::Auto => {
+                let omp: HashSet<u64> = symbols
+                    .matching(|n| n.contains("._omp_fn.") || n.contains(".omp_outlined."))
+                    .into_iter()
+                    .filter_map(|f| symbols.entry(f))
+                    .collect();
+                if omp.is_empty() {
+                    let main = symbols.find("main").first().and_then(|&f| symbols.entry(f));
+                    UnitsRule::StartRoutines(main)
+                } else {
+                    UnitsRule::Calls(omp)
+                }
+            }
+        })
+    }
+
+    /// The cutter of a thread whose start routine is `start` (0 = unknown).
+    fn cutter(&self, start: u64) -> Cutter {
+        match self {
+            UnitsRule::Whole | UnitsRule::Iterations(..) => Cutter::Whole,
+            UnitsRule::Calls(set) => Cutter::Calls(
+                CallSet {
+                    entries: set.clone(),
+                },
+                false,
+            ),
+            UnitsRule::StartRoutines(main) => match if start != 0 { Some(start) } else { *main } {
+                Some(e) => Cutter::Calls(
+                    CallSet {
+                        entries: HashSet::from([e]),
+                    },
+                    true,
+                ),
+                None => Cutter::Whole,
+            },
+        }
+    }
+}
+
+fn merge(mut a: WarpStats, b: WarpStats) -> WarpStats {
+    a.insns.add(&b.insns);
+    a.memory.add(&b.memory);
+    a.divergent_branches += b.divergent_branches;
+    a.block_issues += b.block_issues;
+    if a.functions.len() < b.functions.len() {
+        a.functions
+            .resize(b.functions.len(), FunctionStats::default());
+    }
+    for (x, y) in a.functions.iter_mut().zip(&b.functions) {
+        x.add(y);
+    }
+    a
+}
+
+#[allow(clippy::too_many_arguments)]
+fn width_result(
+    total: &WarpStats,
+    width: usize,
+    units: usize,
+    warps: usize,
+    symbols: &Symbols,
+    lines: &SourceLines,
+    trace: &Trace,
+    scans: &[ThreadScan],
+) -> WidthResult {
+    let mut skipped_in: HashMap<FunctionId, u64> = HashMap::new();
+    for s in scans {
+        for &(f, n) in &s.skipped_in {
+            *skipped_in.entry(f).or_default() += n;
+        }
+    }
+    let all_warp = total.insns.warp_instructions.max(1) as f64;
+    let mut functions: Vec<FunctionResult> = total
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.insns.warp_instructions > 0)
+        .map(|(id, f)| {
+            function_result(
+                id as FunctionId,
+                f,
+                width,
+                all_warp,
+                symbols,
+                lines,
+                trace,
+                &skipped_in,
+            )
+        })
+        .collect();
+    functions.sort_by(|a, b| {
+        b.warp_instructions
+            .cmp(&a.warp_instructions)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    WidthResult {
+        warp_size: width,
+        units,
+        warps,
+        thread_instructions: total.insns.thread_instructions,
+        warp_instructions: total.insns.warp_instructions,
+        simt_efficiency: total.insns.efficiency(width),
+        divergent_branches: total.divergent_branches,
+        memory: MemoryReport::from(&total.memory),
+        skipped_instructions: scans.iter().map(|s| s.skipped.instructions()).sum(),
+        functions,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn function_result(
+    id: FunctionId,
+    f: &FunctionStats,
+    width: usize,
+    all_warp: f64,
+    symbols: &Symbols,
+    lines: &SourceLines,
+    trace: &Trace,
+    skipped_in: &HashMap<FunctionId, u64>,
+) -> FunctionResult {
+    let entry = symbols.entry(id);
+    let module = trace
+        .blocks()
+        .function(id)
+        .and_then(|func| trace.blocks().module(func.module))
+        .map(|m| {
+            let p = String::from_utf8_lossy(&m.path).into_owned();
+            p.rsplit('/').next().unwrap_or_default().to_string()
+        })
+        .unwrap_or_default();
+    let line = entry.and_then(|e| lines.line(e));
+    FunctionResult {
+        name: symbols.name(id).to_string(),
+        module,
+        file: line.as_ref().map(|l| l.file.clone()),
+        line: line.map(|l| l.line),
+        share: f.insns.warp_instructions as f64 / all_warp,
+        thread_instructions: f.insns.thread_instructions,
+        warp_instructions: f.insns.warp_instructions,
+        simt_efficiency: f.insns.efficiency(width),
+        memory: MemoryReport::from(&f.memory),
+        skipped_instructions: skipped_in.get(&id).copied().unwrap_or(0),
+    }
+}

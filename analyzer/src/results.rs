@@ -1,0 +1,260 @@
+//! Stage 8: the results model, as `tf analyze` prints it and writes it to
+//! JSON and CSV.
+//!
+//! Every figure is defined in DESIGN.md; fractions are in [0, 1].
+
+use crate::scan::Skipped;
+use crate::stats::{Memory, Requests, Segment};
+use serde::Serialize;
+
+/// Everything `tf analyze` reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The trace directory.
+    pub trace: String,
+    /// The traced command.
+    pub command: Vec<String>,
+    /// `--unit`.
+    pub unit: String,
+    /// `--batch`.
+    pub batch: String,
+    /// `--reconverge`.
+    pub reconverge: String,
+    /// Per thread.
+    pub threads: Vec<ThreadReport>,
+    /// Work the trace does not contain, over all threads.
+    pub skipped: Skipped,
+    /// One result per warp width.
+    pub results: Vec<WidthResult>,
+    /// Notes on what could not be analysed exactly (damage, anomalies).
+    pub warnings: Vec<String>,
+}
+
+/// One thread.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThreadReport {
+    /// Thread id.
+    pub tid: u64,
+    /// Parent thread id (0 = none).
+    pub parent: u64,
+    /// Start routine name, when known.
+    pub start_routine: String,
+    /// Instructions traced.
+    pub traced_instructions: u64,
+    /// Instructions skipped (lock runtime, waits, excluded, outside `--only`).
+    pub skipped_instructions: u64,
+    /// The skipped work by reason.
+    pub skipped: Skipped,
+    /// Units cut from it.
+    pub units: usize,
+}
+
+/// The result for one warp width.
+#[derive(Clone, Debug, Serialize)]
+pub struct WidthResult {
+    /// W.
+    pub warp_size: usize,
+    /// SIMT threads.
+    pub units: usize,
+    /// Warps.
+    pub warps: usize,
+    /// Thread instructions.
+    pub thread_instructions: u64,
+    /// Warp instructions.
+    pub warp_instructions: u64,
+    /// thread / (warp × W).
+    pub simt_efficiency: f64,
+    /// Warp-level branches whose lanes split.
+    pub divergent_branches: u64,
+    /// Memory requests by segment.
+    pub memory: MemoryReport,
+    /// Skipped instructions (all threads, not only units).
+    pub skipped_instructions: u64,
+    /// Per function, by warp instructions (most first).
+    pub functions: Vec<FunctionResult>,
+}
+
+/// One function's own instructions (never its callees').
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionResult {
+    /// Demangled name.
+    pub name: String,
+    /// Module file name.
+    pub module: String,
+    /// Source file of its entry, when the module has line information.
+    pub file: Option<String>,
+    /// Its line.
+    pub line: Option<u32>,
+    /// Its share of all warp instructions, in [0, 1].
+    pub share: f64,
+    /// Thread instructions.
+    pub thread_instructions: u64,
+    /// Warp instructions.
+    pub warp_instructions: u64,
+    /// thread / (warp × W).
+    pub simt_efficiency: f64,
+    /// Memory requests by segment.
+    pub memory: MemoryReport,
+    /// Instructions skipped right after its blocks (calls into lock runtime
+    /// or excluded functions made from it).
+    pub skipped_instructions: u64,
+}
+
+/// Requests, sectors and their ratio.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct RequestReport {
+    /// Warp memory instructions.
+    pub requests: u64,
+    /// 32-byte sectors touched.
+    pub sectors: u64,
+    /// sectors / requests (0 without requests).
+    pub sectors_per_request: f64,
+}
+
+impl From<Requests> for RequestReport {
+    fn from(r: Requests) -> Self {
+        RequestReport {
+            requests: r.requests,
+            sectors: r.sectors,
+            sectors_per_request: r.sectors_per_request(),
+        }
+    }
+}
+
+/// One segment: all its requests, and loads and stores apart.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SegmentReport {
+    /// Warp memory instructions.
+    pub requests: u64,
+    /// 32-byte sectors touched.
+    pub sectors: u64,
+    /// sectors / requests.
+    pub sectors_per_request: f64,
+    /// Loads only.
+    pub loads: RequestReport,
+    /// Stores only.
+    pub stores: RequestReport,
+}
+
+/// Memory requests by segment (stack addresses as the CPU laid them out),
+/// and the stack under GPU local-memory interleaving.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct MemoryReport {
+    /// The unit's own thread stack.
+    pub stack: SegmentReport,
+    /// Heap and other anonymous memory.
+    pub heap: SegmentReport,
+    /// Module data.
+    pub global: SegmentReport,
+    /// Other threads' stacks.
+    pub other: SegmentReport,
+    /// The stack with `--stack-model interleaved`: each lane's words
+    /// interleaved as GPU local memory lays them out.
+    pub stack_interleaved: SegmentReport,
+    /// All requests, stack as the CPU laid it out.
+    pub all: RequestReport,
+    /// All requests, stack interleaved.
+    pub all_interleaved: RequestReport,
+}
+
+impl From<&Memory> for MemoryReport {
+    fn from(m: &Memory) -> Self {
+        let seg = |s: Segment| {
+            let all: RequestReport = m.segment(s).into();
+            SegmentReport {
+                requests: all.requests,
+                sectors: all.sectors,
+                sectors_per_request: all.sectors_per_request,
+                loads: m.direction(s, false).into(),
+                stores: m.direction(s, true).into(),
+            }
+        };
+        let [l, s] = m.stack_interleaved;
+        let both = Requests {
+            requests: l.requests + s.requests,
+            sectors: l.sectors + s.sectors,
+        };
+        MemoryReport {
+            stack: seg(Segment::Stack),
+            heap: seg(Segment::Heap),
+            global: seg(Segment::Global),
+            other: seg(Segment::Other),
+            stack_interleaved: SegmentReport {
+                requests: both.requests,
+                sectors: both.sectors,
+                sectors_per_request: both.sectors_per_request(),
+                loads: l.into(),
+                stores: s.into(),
+            },
+            all: m.total(false).into(),
+            all_interleaved: m.total(true).into(),
+        }
+    }
+}
+
+impl Report {
+    /// The report as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("the report serializes")
+    }
+
+    /// One CSV row per (warp width, function), with the whole program as
+    /// function `[all]`; the same numbers as the JSON.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from(
+            "warp_size,function,module,file,line,thread_instructions,warp_instructions,simt_efficiency,share,\
+             stack_requests,stack_sectors_per_request,stack_interleaved_sectors_per_request,\
+             heap_requests,heap_sectors_per_request,global_requests,global_sectors_per_request,\
+             other_requests,other_sectors_per_request,skipped_instructions\n",
+        );
+        for r in &self.results {
+            let total = FunctionResult {
+                name: "[all]".into(),
+                module: String::new(),
+                file: None,
+                line: None,
+                share: 1.0,
+                thread_instructions: r.thread_instructions,
+                warp_instructions: r.warp_instructions,
+                simt_efficiency: r.simt_efficiency,
+                memory: r.memory,
+                skipped_instructions: r.skipped_instructions,
+            };
+            for f in std::iter::once(&total).chain(&r.functions) {
+                let m = &f.memory;
+                out.push_str(&format!(
+                    "{},{},{},{},{},{},{},{:.6},{:.6},{},{:.4},{:.4},{},{:.4},{},{:.4},{},{:.4},{}\n",
+                    r.warp_size,
+                    csv_field(&f.name),
+                    csv_field(&f.module),
+                    csv_field(f.file.as_deref().unwrap_or("")),
+                    f.line.map(|l| l.to_string()).unwrap_or_default(),
+                    f.thread_instructions,
+                    f.warp_instructions,
+                    f.simt_efficiency,
+                    f.share,
+                    m.stack.requests,
+                    m.stack.sectors_per_request,
+                    m.stack_interleaved.sectors_per_request,
+                    m.heap.requests,
+                    m.heap.sectors_per_request,
+                    m.global.requests,
+                    m.global.sectors_per_request,
+                    m.other.requests,
+                    m.other.sectors_per_request,
+                    f.skipped_instructions,
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Quotes a CSV field when it needs it.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

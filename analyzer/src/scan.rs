@@ -1,0 +1,254 @@
+//! The first pass over a trace: one thread at a time, it follows frames,
+//! builds the dynamic CFGs, cuts units, counts skipped work and indexes the
+//! stream's chunks so that the replay can start reading at any unit.
+
+use crate::blocks::{steps, CBlockId, CanonicalBlocks};
+use crate::cfg::CfgBuilder;
+use crate::frames::{FrameTracker, Transition};
+use crate::units::{Cutter, Pos, Unit, UnitCutter};
+use tf_trace::{EndKind, Event, FunctionId, SkipReason, Trace};
+
+/// Where a chunk of a thread's stream starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkStart {
+    /// Byte offset of the chunk in the file.
+    pub offset: u64,
+    /// Its sequence number.
+    pub seq: u32,
+    /// Index of its first event in the stream.
+    pub first_event: u64,
+}
+
+/// Counts of work the trace does not contain, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Skipped {
+    /// Inside lock acquire and release functions.
+    pub lock_runtime: u64,
+    /// Waiting in barriers, condition variables and joins.
+    pub sync_wait: u64,
+    /// In `--exclude`d functions.
+    pub excluded: u64,
+    /// Outside the `--only` functions.
+    pub outside_only: u64,
+    /// Any other reason.
+    pub other: u64,
+    /// System calls made.
+    pub syscalls: u64,
+    /// Nanoseconds spent in the kernel by those system calls (when measured).
+    pub syscall_nanos: u64,
+}
+
+impl Skipped {
+    /// Counts a `skip` event.
+    pub fn add(&mut self, reason: SkipReason, count: u64) {
+        let slot = match reason {
+            SkipReason::LockRuntime => &mut self.lock_runtime,
+            SkipReason::SyncWait => &mut self.sync_wait,
+            SkipReason::Excluded => &mut self.excluded,
+            SkipReason::OutsideRegion => &mut self.outside_only,
+            _ => &mut self.other,
+        };
+        *slot += count;
+    }
+
+    /// All skipped instructions (system calls are counted apart).
+    pub fn instructions(&self) -> u64 {
+        self.lock_runtime + self.sync_wait + self.excluded + self.outside_only + self.other
+    }
+
+    /// Adds another thread's counts.
+    pub fn merge(&mut self, o: &Skipped) {
+        self.lock_runtime += o.lock_runtime;
+        self.sync_wait += o.sync_wait;
+        self.excluded += o.excluded;
+        self.outside_only += o.outside_only;
+        self.other += o.other;
+        self.syscalls += o.syscalls;
+        self.syscall_nanos += o.syscall_nanos;
+    }
+}
+
+/// What the first pass learned about one thread.
+pub struct ThreadScan {
+    /// The thread id.
+    pub tid: u64,
+    /// Its parent (0 = none).
+    pub parent: u64,
+    /// Its stack, `[lo, hi)` (empty when unknown).
+    pub stack: (u64, u64),
+    /// Its start routine (0 = unknown).
+    pub start_routine: u64,
+    /// Where each chunk starts.
+    pub chunks: Vec<ChunkStart>,
+    /// Its units, in order.
+    pub units: Vec<Unit>,
+    /// Instructions traced.
+    pub traced: u64,
+    /// Work not traced.
+    pub skipped: Skipped,
+    /// Skipped instructions per function (of the block before the skip).
+    pub skipped_in: Vec<(FunctionId, u64)>,
+    /// Events in the stream (readable part).
+    pub events: u64,
+    /// The damage that stopped the reading, if any.
+    pub damage: Option<String>,
+    /// The edges seen (when the scan builds CFGs).
+    pub cfg: Option<CfgBuilder>,
+}
+
+/// How to scan.
+pub struct ScanJob<'a> {
+    /// The trace.
+    pub trace: &'a Trace,
+    /// Its canonical blocks.
+    pub canon: &'a CanonicalBlocks,
+    /// Entry addresses of function ids (for root frames).
+    pub entry_of: &'a (dyn Fn(FunctionId) -> Option<u64> + Sync),
+    /// Build CFGs.
+    pub build_cfg: bool,
+}
+
+impl ScanJob<'_> {
+    /// Scans thread `tid`, cutting units with `cutter` (chosen once the
+    /// thread's start routine is known, from its `thread_start` event).
+    pub fn scan(&self, tid: u64, cutter: impl FnOnce(u64) -> Cutter) -> ThreadScan {
+        let mut out = ThreadScan {
+            tid,
+            parent: 0,
+            stack: (0, 0),
+            start_routine: 0,
+            chunks: Vec::new(),
+            units: Vec::new(),
+            traced: 0,
+            skipped: Skipped::default(),
+            skipped_in: Vec::new(),
+            events: 0,
+            damage: None,
+            cfg: self.build_cfg.then(|| CfgBuilder::new(self.canon.len())),
+        };
+        let mut reader = match self.trace.read_thread(tid) {
+            Ok(r) => r,
+            Err(e) => {
+                out.damage = Some(e.to_string());
+                return out;
+            }
+        };
+        let mut cutter_fn = Some(cutter);
+        let mut units: Option<UnitCutter> = None;
+        let mut tracker: Option<FrameTracker> = None;
+        let mut prev: Option<(CBlockId, EndKind)> = None;
+        let mut prev_call_sp: Option<u64> = None;
+        let mut last_sym: FunctionId = 0;
+        let mut skipped_in: std::collections::HashMap<FunctionId, u64> = Default::default();
+        let mut chunk_seq = u32::MAX;
+        let mut event = 0u64;
+        while let Some(ev) = reader.next_event() {
+            let ev = match ev {
+                Ok(ev) => ev,
+                Err(e) => {
+                    out.damage = Some(e.to_string());
+                    break;
+                }
+            };
+            match ev {
+                Event::Block(x) => {
+                    out.traced += u64::from(x.insns);
+                    let units = units.get_or_insert_with(|| {
+                        UnitCutter::new(tid, (cutter_fn.take().expect("once"))(out.start_routine))
+                    });
+                    for (piece, s) in
+                        steps(self.canon, x.block, x.insns, x.complete, x.accesses()).enumerate()
+                    {
+                        let pos = Pos {
+                            event,
+                            piece: piece as u16,
+                        };
+                        let (t, call_sp) = match (&mut tracker, prev) {
+                            (Some(tr), Some((p, p_end))) => {
+                                let t = match &mut out.cfg {
+                                    Some(cfg) => cfg.step(tr, self.canon, p, p_end, s.cblock),
+                                    None => tr.advance(self.canon, p, p_end, s.cblock),
+                                };
+                                (Some(t), None)
+                            }
+                            _ => {
+                                let tr = FrameTracker::new(FrameTracker::root_for(
+                                    self.canon,
+                                    &self.entry_of,
+                                    s.cblock,
+                                ));
+                                if let Some(cfg) = &mut out.cfg {
+                                    cfg.start(&tr);
+                                }
+                                tracker = Some(tr);
+                                (None, None)
+                            }
+                        };
+                        let call_sp = call_sp.or(match t {
+                            Some(Transition::Call) => prev_call_sp,
+                            _ => None,
+                        });
+                        units.step(pos, &s, t, tracker.as_ref().expect("set"), call_sp);
+                        prev_call_sp = s
+                            .accesses
+                            .iter()
+                            .rev()
+                            .find(|a| a.write && a.size == 8)
+                            .map(|a| a.addr);
+                        last_sym = self.canon.block(s.cblock).function;
+                        prev = Some((s.cblock, s.end));
+                    }
+                }
+                Event::ThreadStart {
+                    parent,
+                    stack_lo,
+                    stack_hi,
+                    start_routine,
+                } => {
+                    out.parent = parent;
+                    out.stack = (stack_lo, stack_hi);
+                    out.start_routine = start_routine;
+                }
+                Event::Skip { reason, count } => {
+                    out.skipped.add(reason, count);
+                    *skipped_in.entry(last_sym).or_default() += count;
+                }
+                Event::Syscall { nanos, .. } => {
+                    out.skipped.syscalls += 1;
+                    out.skipped.syscall_nanos += nanos;
+                }
+                Event::Signal { .. } => {
+                    if let Some(tr) = &mut tracker {
+                        tr.signal();
+                    }
+                }
+                Event::SignalReturn { .. } => {
+                    if let Some(tr) = &mut tracker {
+                        tr.signal_return();
+                    }
+                }
+                _ => {}
+            }
+            let stats = reader.chunk_stats();
+            if stats.seq != chunk_seq {
+                chunk_seq = stats.seq;
+                out.chunks.push(ChunkStart {
+                    offset: stats.offset,
+                    seq: stats.seq,
+                    first_event: event,
+                });
+            }
+            event += 1;
+        }
+        out.events = event;
+        if let (Some(cfg), Some(tr)) = (&mut out.cfg, &tracker) {
+            cfg.end(tr);
+        }
+        out.units = units
+            .map(|u| u.finish(Pos { event, piece: 0 }))
+            .unwrap_or_default();
+        out.skipped_in = skipped_in.into_iter().collect();
+        out.skipped_in.sort_unstable();
+        out
+    }
+}

@@ -1,0 +1,303 @@
+//! Stage 5: units, the SIMT threads.
+//!
+//! A GPU thread does a fixed piece of work; a CPU thread often does many
+//! (a pool worker serving requests, an OpenMP thread running a chunk of
+//! iterations). A *unit* is the piece of a CPU thread's trace that becomes one
+//! SIMT thread:
+//!
+//! | `--unit` | one unit is |
+//! |---|---|
+//! | `auto` (default) | each call of an OpenMP outlined function (GCC `*._omp_fn.*`, LLVM `.omp_outlined.*`) when the program has any; otherwise each call of a thread's start routine (`main` for the first thread); a thread where neither is seen is one unit |
+//! | `thread` | a whole thread |
+//! | `call:FN` | each outermost call of `FN` (its callees included) |
+//! | `iter:FN` | each iteration of the outermost loop of `FN`: from one arrival at the loop header to the next, or to the exit from the loop (the code before and after the loop belongs to no unit) |
+//!
+//! Units are ordered by thread creation, then by time within the thread.
+//! Positions are counted in the thread's events (as the trace reader returns
+//! them, runs expanded) and, inside a block event, in canonical pieces.
+
+use crate::blocks::{CBlockId, Step};
+use crate::frames::{FrameTracker, Transition};
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+use tf_trace::FunctionId;
+
+/// What a unit is (`--unit`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnitSpec {
+    /// OpenMP outlined functions, else start routines, else threads.
+    Auto,
+    /// Whole threads.
+    Thread,
+    /// Each call of a function.
+    Call(String),
+    /// Each iteration of a function's outermost loop.
+    Iter(String),
+}
+
+impl FromStr for UnitSpec {
+    type Err = String;
+
+    /// ```
+    /// use tf_analyzer::units::UnitSpec;
+    /// assert_eq!("call:worker".parse(), Ok(UnitSpec::Call("worker".into())));
+    /// assert!("call:".parse::<UnitSpec>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<UnitSpec, String> {
+        let named = |f: &str| {
+            if f.is_empty() {
+                Err(format!("--unit {s}: a function name is missing after ':'"))
+            } else {
+                Ok(f.to_string())
+            }
+        };
+        match s.split_once(':') {
+            None if s == "auto" => Ok(UnitSpec::Auto),
+            None if s == "thread" => Ok(UnitSpec::Thread),
+            Some(("call", f)) => Ok(UnitSpec::Call(named(f)?)),
+            Some(("iter", f)) => Ok(UnitSpec::Iter(named(f)?)),
+            _ => Err(format!(
+                "--unit {s}: expected auto, thread, call:FN or iter:FN"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for UnitSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitSpec::Auto => f.write_str("auto"),
+            UnitSpec::Thread => f.write_str("thread"),
+            UnitSpec::Call(n) => write!(f, "call:{n}"),
+            UnitSpec::Iter(n) => write!(f, "iter:{n}"),
+        }
+    }
+}
+
+/// A position in a thread's stream: an event, and a piece of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pos {
+    /// Index of the event in the thread's stream.
+    pub event: u64,
+    /// Index of the canonical piece within a block event.
+    pub piece: u16,
+}
+
+/// One unit: a stretch of one thread's stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// The thread.
+    pub tid: u64,
+    /// Its first step.
+    pub start: Pos,
+    /// Just past its last step.
+    pub end: Pos,
+    /// The entry address of the function of its bottom frame.
+    pub root: u64,
+    /// That function's symbol (0 = unknown).
+    pub root_sym: FunctionId,
+    /// Its first block.
+    pub first: CBlockId,
+    /// The stack pointer at its start, when known (the address of the call's
+    /// return-address push): the base of the interleaved stack model.
+    pub stack_pointer: Option<u64>,
+    /// Instructions it traced.
+    pub insns: u64,
+}
+
+/// The functions whose calls make units, by entry address.
+#[derive(Clone, Debug, Default)]
+pub struct CallSet {
+    /// Entry addresses.
+    pub entries: HashSet<u64>,
+}
+
+/// The loop whose iterations make units.
+#[derive(Clone, Debug)]
+pub struct LoopSpec {
+    /// The function's entry address.
+    pub function: u64,
+    /// The loop header.
+    pub header: CBlockId,
+    /// The blocks of the loop (header included).
+    pub body: HashSet<CBlockId>,
+}
+
+/// Where units of one thread begin and end, decided step by step.
+pub enum Cutter {
+    /// The whole thread is one unit.
+    Whole,
+    /// Outermost calls of these functions; with `true`, a thread where none
+    /// is seen is one unit.
+    Calls(CallSet, bool),
+    /// Iterations of a loop.
+    Iterations(LoopSpec),
+}
+
+/// The unit being gathered.
+struct Open {
+    unit: Unit,
+    /// The frame depth of its bottom frame.
+    depth: usize,
+}
+
+/// Cuts one thread's steps into units.
+pub struct UnitCutter {
+    tid: u64,
+    cutter: Cutter,
+    open: Option<Open>,
+    /// Depth and stack pointer of the active frame of the loop's function.
+    loop_frame: Option<(usize, Option<u64>)>,
+    units: Vec<Unit>,
+    /// The thread's first step, and every instruction it traced (for the
+    /// whole-thread fallback).
+    first: Option<Unit>,
+}
+
+impl UnitCutter {
+    /// A cutter for thread `tid`.
+    pub fn new(tid: u64, cutter: Cutter) -> UnitCutter {
+        UnitCutter {
+            tid,
+            cutter,
+            open: None,
+            loop_frame: None,
+            units: Vec::new(),
+            first: None,
+        }
+    }
+
+    /// Takes the step at `pos`, reached by `t` (`None` for the thread's
+    /// first step); `tracker` is already past it. `call_sp` is the address
+    /// the last call pushed its return address to, when `t` is a call.
+    pub fn step(
+        &mut self,
+        pos: Pos,
+        step: &Step,
+        t: Option<Transition>,
+        tracker: &FrameTracker,
+        call_sp: Option<u64>,
+    ) {
+        let depth = tracker.depth();
+        let top = *tracker.top();
+        let first = self.first.get_or_insert(Unit {
+            tid: self.tid,
+            start: pos,
+            end: pos,
+            root: top.entry,
+            root_sym: top.sym,
+            first: step.cblock,
+            stack_pointer: None,
+            insns: 0,
+        });
+        first.insns += u64::from(step.insns);
+        let cutter = std::mem::replace(&mut self.cutter, Cutter::Whole);
+        match &cutter {
+            Cutter::Whole => {
+                if t.is_none() {
+                    self.begin(pos, step, depth, top.entry, top.sym, None);
+                }
+            }
+            Cutter::Calls(set, _) => {
+                if let Some(o) = &self.open {
+                    if depth < o.depth {
+                        self.close(pos);
+                    }
+                }
+                let entered = matches!(
+                    t,
+                    None | Some(Transition::Call) | Some(Transition::TailCall)
+                );
+                if self.open.is_none() && entered && set.entries.contains(&top.entry) {
+                    self.begin(pos, step, depth, top.entry, top.sym, call_sp);
+                }
+            }
+            Cutter::Iterations(lp) => {
+                let (function, header) = (lp.function, lp.header);
+                if let Some((d, _)) = self.loop_frame {
+                    if depth < d || (depth == d && top.entry != function) {
+                        self.close(pos);
+                        self.loop_frame = None;
+                    }
+                }
+                if self.loop_frame.is_none() && top.entry == function {
+                    self.loop_frame = Some((depth, call_sp));
+                }
+                if let Some((d, sp)) = self.loop_frame {
+                    if depth == d {
+                        if step.cblock == header {
+                            self.close(pos);
+                            self.begin(pos, step, depth, top.entry, top.sym, sp);
+                        } else if self.open.is_some() && !lp.body.contains(&step.cblock) {
+                            self.close(pos);
+                        }
+                    }
+                }
+            }
+        }
+        self.cutter = cutter;
+        if let Some(o) = &mut self.open {
+            o.unit.insns += u64::from(step.insns);
+        }
+    }
+
+    fn begin(
+        &mut self,
+        pos: Pos,
+        step: &Step,
+        depth: usize,
+        root: u64,
+        root_sym: FunctionId,
+        sp: Option<u64>,
+    ) {
+        self.open = Some(Open {
+            unit: Unit {
+                tid: self.tid,
+                start: pos,
+                end: pos,
+                root,
+                root_sym,
+                first: step.cblock,
+                stack_pointer: sp,
+                insns: 0,
+            },
+            depth,
+        });
+    }
+
+    fn close(&mut self, pos: Pos) {
+        if let Some(mut o) = self.open.take() {
+            o.unit.end = pos;
+            if o.unit.insns > 0 {
+                self.units.push(o.unit);
+            }
+        }
+    }
+
+    /// The thread ended at `end`: closes the open unit and returns them all.
+    pub fn finish(mut self, end: Pos) -> Vec<Unit> {
+        self.close(end);
+        if let (Cutter::Calls(_, true), true, Some(mut whole)) =
+            (&self.cutter, self.units.is_empty(), self.first.take())
+        {
+            whole.end = end;
+            self.units.push(whole);
+        }
+        self.units
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_show() {
+        for s in ["auto", "thread", "call:f", "iter:main._omp_fn.0"] {
+            assert_eq!(s.parse::<UnitSpec>().unwrap().to_string(), s);
+        }
+        assert!("loop:f".parse::<UnitSpec>().is_err());
+        assert!("iter:".parse::<UnitSpec>().unwrap_err().contains("missing"));
+    }
+}
