@@ -21,6 +21,7 @@ XArray *tf_only;
 XArray *tf_exclude;
 Bool tf_disabled;
 Bool tf_verbose;
+Int tf_bench;
 
 IRSB *tf_instrument(VgCallbackClosure *closure, IRSB *sbIn, const VexGuestLayout *layout,
                     const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
@@ -56,6 +57,7 @@ static Bool process_option(const HChar *arg)
    } else if VG_STR_CLO (arg, "--tf-exclude", v) {
       VG_(addToXA)(tf_exclude, &v);
    } else if VG_BOOL_CLO (arg, "--tf-verbose", tf_verbose) {
+   } else if VG_INT_CLO (arg, "--tf-bench", tf_bench) {
    } else {
       return False;
    }

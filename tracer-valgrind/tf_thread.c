@@ -259,9 +259,12 @@ static void enter_skipped_fn(Thread *t, const Block *b, const ULong *slots)
    f->lock = lock;
 }
 
+extern Int tf_bench;
 static void trace(Thread *t, UInt id, const Block *b, Bool partial, UInt n_insns, UInt n_ops,
                   const ULong *slots)
 {
+   if (tf_bench == 2) { t->traced += n_insns; return; }
+   if (tf_bench == 3) { static tf_block_info bi; bi = b->info; bi.n_ops = 0; tf_enc_exec_info(&t->enc, id, &bi, partial, n_insns, 0, (const uint64_t *)slots); t->traced += n_insns; return; }
    tf_enc_exec_info(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
    t->traced += n_insns;
 }

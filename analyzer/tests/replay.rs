@@ -74,7 +74,7 @@ fn counts(trace: &Trace, width: usize) -> (u64, u64) {
     )
 }
 
-fn function<'a>(trace: &Trace, width: usize, name: &str) -> (u64, u64, f64) {
+fn function(trace: &Trace, width: usize, name: &str) -> (u64, u64, f64) {
     let r = analyze(
         trace,
         &Options {
@@ -163,7 +163,7 @@ fn recursion_reconverges_level_by_level() {
             seq.extend([r0, r1]);
         }
         seq.extend([r0, r3]);
-        seq.extend(std::iter::repeat(r2).take(lane as usize));
+        seq.extend(std::iter::repeat_n(r2, lane as usize));
         p.thread(lane + 1, &seq);
     }
     let (t, _c) = p.finish();

@@ -139,6 +139,64 @@ impl BlockDef {
         self.code = Some(code.to_vec());
         self
     }
+    /// A block from a compact description: instructions separated by
+    /// spaces, each its length in bytes followed by its operands (`r8` reads
+    /// 8 bytes, `w4` writes 4, a trailing `?` makes one conditional), then
+    /// optionally how the block ends, as FORMAT.md names it (`branch`,
+    /// `call`, `return`, …; default `fallthrough`).
+    ///
+    /// ```
+    /// use tf_trace::{BlockDef, EndKind};
+    /// let d = BlockDef::parse(0x1000, "3r8 4r4w4 2r8? branch").unwrap();
+    /// assert_eq!(d, BlockDef::new(0x1000).insn(3).read(8).insn(4).read(4).write(4)
+    ///     .insn(2).cond_read(8).end(EndKind::Branch));
+    /// assert!(BlockDef::parse(0x1000, "3x8").is_err());
+    /// ```
+    pub fn parse(address: u64, spec: &str) -> Result<BlockDef> {
+        let bad = |what: String| Error::Invalid(format!("block description {spec:?}: {what}"));
+        let mut def = BlockDef::new(address);
+        let mut words = spec.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            if !w.starts_with(|c: char| c.is_ascii_digit()) {
+                def.end = EndKind::ALL
+                    .into_iter()
+                    .find(|e| e.name() == w)
+                    .ok_or_else(|| bad(format!("unknown end kind {w:?}")))?;
+                if words.peek().is_some() {
+                    return Err(bad("the end kind comes last".into()));
+                }
+                break;
+            }
+            let digits = w.find(|c: char| !c.is_ascii_digit()).unwrap_or(w.len());
+            let len = w[..digits]
+                .parse()
+                .map_err(|_| bad(format!("bad length in {w:?}")))?;
+            def = def.insn(len);
+            let mut rest = &w[digits..];
+            while !rest.is_empty() {
+                let write = match rest.as_bytes()[0] {
+                    b'r' => false,
+                    b'w' => true,
+                    _ => return Err(bad(format!("expected r or w in {w:?}"))),
+                };
+                rest = &rest[1..];
+                let n = rest
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(rest.len());
+                let size = rest[..n]
+                    .parse()
+                    .map_err(|_| bad(format!("bad size in {w:?}")))?;
+                rest = &rest[n..];
+                let conditional = rest.starts_with('?');
+                if conditional {
+                    rest = &rest[1..];
+                }
+                def = def.operand(size, write, conditional);
+            }
+        }
+        Ok(def)
+    }
+
     /// The instruction lengths so far.
     pub fn insn_lengths(&self) -> &[u8] {
         &self.lens
@@ -342,6 +400,24 @@ impl TraceWriter {
         );
         self.sink.add()?;
         Ok(id)
+    }
+
+    /// Defines a block from a compact description (see [`BlockDef::parse`]).
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// # let dir = std::env::temp_dir().join(format!("tf-doc-spec-{}", std::process::id()));
+    /// let mut w = tf_trace::TraceWriter::create(&dir)?;
+    /// let head = w.block_spec(0x1000, "4r8 3 2 branch")?;
+    /// let body = w.block_spec(0x1009, "4w8 2 jump")?;
+    /// let mut t = w.thread(1)?;
+    /// t.exec(head, &[0x5000])?;
+    /// t.exec(body, &[0x6000])?;
+    /// # drop(w); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn block_spec(&mut self, address: u64, spec: &str) -> Result<BlockId> {
+        self.block(&BlockDef::parse(address, spec)?)
     }
 
     /// The writer of thread `tid` (≥ 1), creating its file on first use.

@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::TempDir;
-use tf_trace::{BlockDef, ChunkDecoder, EndKind, Event, Trace, TraceWriter, WriterOptions};
+use tf_trace::{ChunkDecoder, Event, Trace, TraceWriter, WriterOptions};
 
 struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
@@ -36,24 +36,8 @@ fn no_allocation_per_record() {
         ..Default::default()
     };
     let mut w = TraceWriter::create_with(d.path(), opts).unwrap();
-    let a = w
-        .block(
-            &BlockDef::new(0x1000)
-                .insn(4)
-                .read(8)
-                .insn(3)
-                .write(8)
-                .end(EndKind::Branch),
-        )
-        .unwrap();
-    let b = w
-        .block(
-            &BlockDef::new(0x1007)
-                .insn(2)
-                .cond_read(4)
-                .end(EndKind::Jump),
-        )
-        .unwrap();
+    let a = w.block_spec(0x1000, "4r8 3w8 branch").unwrap();
+    let b = w.block_spec(0x1007, "2r4? jump").unwrap();
     let mut t = w.thread(1).unwrap();
     for i in 0..50_000u64 {
         t.exec(a, &[0x10_0000 + 8 * i, 0x20_0000 + (i * 7919) % 4096 * 8])

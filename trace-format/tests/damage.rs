@@ -7,8 +7,8 @@ use std::path::Path;
 
 use common::{read_all, Rec, TempDir};
 use tf_trace::{
-    BlockDef, ChunkDecoder, ChunkReader, EndKind, LockKind, StreamHeader, StreamKind, TableParams,
-    Trace, TraceWriter, WriterOptions,
+    ChunkDecoder, ChunkReader, LockKind, StreamHeader, StreamKind, TableParams, Trace, TraceWriter,
+    WriterOptions,
 };
 
 /// A small trace of about a dozen chunks; returns the records of each chunk
@@ -19,19 +19,8 @@ fn small_trace(dir: &Path) -> (Vec<Vec<Rec>>, Vec<(u64, u64)>) {
         ..Default::default()
     };
     let mut w = TraceWriter::create_with(dir, opts).unwrap();
-    let a = w
-        .block(
-            &BlockDef::new(0x1000)
-                .insn(4)
-                .read(8)
-                .insn(3)
-                .cond_write(4)
-                .end(EndKind::Branch),
-        )
-        .unwrap();
-    let b = w
-        .block(&BlockDef::new(0x1007).insn(2).end(EndKind::Jump))
-        .unwrap();
+    let a = w.block_spec(0x1000, "4r8 3w4? branch").unwrap();
+    let b = w.block_spec(0x1007, "2 jump").unwrap();
     let mut t = w.thread(1).unwrap();
     t.thread_start(0, 0x7000, 0x8000, 0x1000).unwrap();
     for i in 0..60u64 {
@@ -193,8 +182,7 @@ fn fix_crc(h: &mut [u8; 32]) {
 /// A trace whose block table has one block (id 0, no operands).
 fn one_block_trace(dir: &Path) {
     let mut w = TraceWriter::create(dir).unwrap();
-    w.block(&BlockDef::new(0x40).insn(1).end(EndKind::Jump))
-        .unwrap();
+    w.block_spec(0x40, "1 jump").unwrap();
     w.finish().unwrap();
 }
 
@@ -440,7 +428,7 @@ fn block_table_damage_keeps_what_came_before() {
     };
     let mut w = TraceWriter::create_with(d.path(), opts).unwrap();
     for i in 0..5u64 {
-        w.block(&BlockDef::new(0x100 * i).insn(1)).unwrap();
+        w.block_spec(0x100 * i, "1").unwrap();
     }
     w.thread(1).unwrap().seq(&[0, 1, 2, 3, 4]).unwrap();
     w.finish().unwrap();
@@ -500,9 +488,7 @@ fn manifest_missing_garbage_and_other_files() {
 fn crash_without_finish_keeps_flushed_chunks() {
     let d = TempDir::new("crash");
     let mut w = TraceWriter::create(d.path()).unwrap();
-    let b = w
-        .block(&BlockDef::new(0x40).insn(1).end(EndKind::Jump))
-        .unwrap();
+    let b = w.block_spec(0x40, "1 jump").unwrap();
     w.thread(1).unwrap().seq(&[b, b, b]).unwrap();
     drop(w); // no finish: chunks are flushed, the manifest stays the first one
     let t = Trace::open(d.path()).unwrap();

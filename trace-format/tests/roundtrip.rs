@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{payloads, read_all, read_ok, read_via, Op, Rec, Rng, TempDir};
+use common::{finish_with, payloads, read_all, read_ok, read_via, x, Op, Rec, Rng, TempDir};
 use tf_trace::{
     BlockDef, ChunkDecoder, EndKind, TableParams, Trace, TraceWriter, Via, WriterOptions,
 };
@@ -125,16 +125,7 @@ fn address_stride_and_offset_modes() {
     let d = TempDir::new("addr");
     let mut w = TraceWriter::create(d.path()).unwrap();
     // Loop body: a load at a stride, a store at a fixed offset from it.
-    let l = w
-        .block(
-            &BlockDef::new(0x1000)
-                .insn(4)
-                .read(8)
-                .insn(4)
-                .write(8)
-                .end(EndKind::Branch),
-        )
-        .unwrap();
+    let l = w.block_spec(0x1000, "4r8 4w8 branch").unwrap();
     let mut t = w.thread(1).unwrap();
     let mut expect = Vec::new();
     for i in 0..50u64 {
@@ -187,49 +178,26 @@ fn address_stride_and_offset_modes() {
 fn conditional_operands_absent_and_present() {
     let d = TempDir::new("cond");
     let mut w = TraceWriter::create(d.path()).unwrap();
-    let b = w
-        .block(
-            &BlockDef::new(0x1000)
-                .insn(2)
-                .cond_read(8)
-                .cond_write(8)
-                .insn(3)
-                .read(4)
-                .end(EndKind::Branch),
-        )
-        .unwrap();
-    let mut t = w.thread(1).unwrap();
+    let b = w.block_spec(0x1000, "2r8?w8? 3r4 branch").unwrap();
     let mut ops = Vec::new();
     for i in 0..40u64 {
         let src = (i % 4 != 0).then_some(0x5000 + 8 * i);
         let dst = (i % 3 != 0).then_some(0x9000 + 8 * i);
-        ops.push(Op::Exec {
-            block: b,
-            partial: None,
-            addrs: vec![src, dst, Some(0x7ff0_0000)],
-        });
+        ops.push(x(b, None, vec![src, dst, Some(0x7ff0_0000)]));
     }
     // All present and predicted: conditional operands may be in runs.
     for i in 40..45u64 {
-        ops.push(Op::Exec {
-            block: b,
-            partial: None,
-            addrs: vec![
+        ops.push(x(
+            b,
+            None,
+            vec![
                 Some(0x5000 + 8 * i),
                 Some(0x9000 + 8 * i),
                 Some(0x7ff0_0000),
             ],
-        });
+        ));
     }
-    for op in &ops {
-        op.apply(&mut t).unwrap();
-    }
-    w.finish().unwrap();
-    let trace = Trace::open(d.path()).unwrap();
-    let expect: Vec<Rec> = ops
-        .iter()
-        .filter_map(|o| o.expected(trace.blocks()))
-        .collect();
+    let (trace, expect) = finish_with(w, 1, &ops);
     assert_eq!(read_ok(&trace, 1), expect);
     let via: Vec<Via> = read_via(&trace, 1).into_iter().map(|(_, v)| v).collect();
     // Operand 0 keeps its stride across absences, operand 1 its offset from
@@ -241,97 +209,28 @@ fn conditional_operands_absent_and_present() {
 fn partial_executions() {
     let d = TempDir::new("partial");
     let mut w = TraceWriter::create(d.path()).unwrap();
-    let call = w
-        .block(
-            &BlockDef::new(0x100)
-                .insn(3)
-                .read(8)
-                .insn(5)
-                .end(EndKind::Call),
-        )
-        .unwrap();
+    let call = w.block_spec(0x100, "3r8 5 call").unwrap();
     let f = no_ops_block(&mut w, 0x900, 1, EndKind::Return);
     let after = no_ops_block(&mut w, 0x108, 1, EndKind::Jump);
-    let mut t = w.thread(1).unwrap();
     let ops = vec![
-        Op::Exec {
-            block: call,
-            partial: None,
-            addrs: vec![Some(0x7000)],
-        },
-        Op::Exec {
-            block: f,
-            partial: None,
-            addrs: vec![],
-        },
-        Op::Exec {
-            block: after,
-            partial: None,
-            addrs: vec![],
-        },
+        x(call, None, vec![Some(0x7000)]),
+        x(f, None, vec![]),
+        x(after, None, vec![]),
         // Faults in the load: one instruction, no operand; no call, so no push.
-        Op::Exec {
-            block: call,
-            partial: Some(1),
-            addrs: vec![],
-        },
-        Op::Exec {
-            block: call,
-            partial: Some(1),
-            addrs: vec![Some(0x7008)],
-        },
+        x(call, Some(1), vec![]),
+        x(call, Some(1), vec![Some(0x7008)]),
         // A partial execution that names every instruction and operand is
         // still partial.
-        Op::Exec {
-            block: call,
-            partial: Some(2),
-            addrs: vec![Some(0x7010)],
-        },
-        Op::Exec {
-            block: f,
-            partial: None,
-            addrs: vec![],
-        },
-        Op::Exec {
-            block: after,
-            partial: None,
-            addrs: vec![],
-        },
-        Op::Exec {
-            block: call,
-            partial: None,
-            addrs: vec![Some(0x7018)],
-        },
-        Op::Exec {
-            block: f,
-            partial: None,
-            addrs: vec![],
-        },
-        Op::Exec {
-            block: after,
-            partial: None,
-            addrs: vec![],
-        },
-        Op::Exec {
-            block: f,
-            partial: Some(1),
-            addrs: vec![],
-        },
-        Op::Exec {
-            block: after,
-            partial: None,
-            addrs: vec![],
-        },
+        x(call, Some(2), vec![Some(0x7010)]),
+        x(f, None, vec![]),
+        x(after, None, vec![]),
+        x(call, None, vec![Some(0x7018)]),
+        x(f, None, vec![]),
+        x(after, None, vec![]),
+        x(f, Some(1), vec![]),
+        x(after, None, vec![]),
     ];
-    for op in &ops {
-        op.apply(&mut t).unwrap();
-    }
-    w.finish().unwrap();
-    let trace = Trace::open(d.path()).unwrap();
-    let expect: Vec<Rec> = ops
-        .iter()
-        .filter_map(|o| o.expected(trace.blocks()))
-        .collect();
+    let (trace, expect) = finish_with(w, 1, &ops);
     assert_eq!(read_ok(&trace, 1), expect);
     let (stats, _) = trace.thread_stats(1).unwrap();
     assert_eq!(stats[0].partial, 4);
@@ -342,20 +241,12 @@ fn partial_executions() {
 fn every_event_type_and_unknown_types() {
     let d = TempDir::new("events");
     let mut w = TraceWriter::create(d.path()).unwrap();
-    let b = w.block(&BlockDef::new(0x40).insn(1).read(4)).unwrap();
+    let b = w.block_spec(0x40, "1r4").unwrap();
     let ops = vec![
         Op::Start(3, 0x7ff0_0000, 0x7ff8_0000, 0x40_1234),
-        Op::Exec {
-            block: b,
-            partial: None,
-            addrs: vec![Some(0x10)],
-        },
+        x(b, None, vec![Some(0x10)]),
         Op::Acquire(0, 0x60_1040),
-        Op::Exec {
-            block: b,
-            partial: None,
-            addrs: vec![Some(0x10)],
-        },
+        x(b, None, vec![Some(0x10)]),
         Op::Release(0, 0x60_1040),
         Op::Skip(0, 140),
         Op::Acquire(7, u64::MAX),
@@ -364,33 +255,16 @@ fn every_event_type_and_unknown_types() {
         Op::Skip(17, u64::MAX),
         Op::Syscall(231, 12_345_678),
         Op::Signal(11),
-        Op::Exec {
-            block: b,
-            partial: None,
-            addrs: vec![Some(0x10)],
-        },
+        x(b, None, vec![Some(0x10)]),
         Op::SignalReturn(11),
         Op::Marker(1, 42),
         Op::Raw(10, vec![1, 2, 3]),
         Op::Raw(1 << 40, vec![]),
-        Op::Exec {
-            block: b,
-            partial: None,
-            addrs: vec![Some(0x10)],
-        },
+        x(b, None, vec![Some(0x10)]),
         Op::Exit(1),
         Op::Exit(5),
     ];
-    let mut t = w.thread(7).unwrap();
-    for op in &ops {
-        op.apply(&mut t).unwrap();
-    }
-    w.finish().unwrap();
-    let trace = Trace::open(d.path()).unwrap();
-    let expect: Vec<Rec> = ops
-        .iter()
-        .filter_map(|o| o.expected(trace.blocks()))
-        .collect();
+    let (trace, expect) = finish_with(w, 7, &ops);
     assert_eq!(read_ok(&trace, 7), expect);
     let m = trace.manifest().unwrap();
     assert_eq!(m.threads[0].tid, 7);
@@ -411,37 +285,18 @@ fn small_chunks_and_flushes() {
             ..Default::default()
         };
         let mut w = TraceWriter::create_with(d.path(), opts).unwrap();
-        let a = w
-            .block(&BlockDef::new(0x1000).insn(4).read(8).end(EndKind::Branch))
-            .unwrap();
+        let a = w.block_spec(0x1000, "4r8 branch").unwrap();
         let b = no_ops_block(&mut w, 0x1004, 2, EndKind::Jump);
         let mut ops = Vec::new();
         for i in 0..200u64 {
-            ops.push(Op::Exec {
-                block: a,
-                partial: None,
-                addrs: vec![Some(0x8000 + 8 * (i % 17))],
-            });
-            ops.push(Op::Exec {
-                block: b,
-                partial: None,
-                addrs: vec![],
-            });
+            ops.push(x(a, None, vec![Some(0x8000 + 8 * (i % 17))]));
+            ops.push(x(b, None, vec![]));
             if i % 50 == 0 {
                 ops.push(Op::Flush);
                 ops.push(Op::Marker(0, i));
             }
         }
-        let mut t = w.thread(1).unwrap();
-        for op in &ops {
-            op.apply(&mut t).unwrap();
-        }
-        w.finish().unwrap();
-        let trace = Trace::open(d.path()).unwrap();
-        let expect: Vec<Rec> = ops
-            .iter()
-            .filter_map(|o| o.expected(trace.blocks()))
-            .collect();
+        let (trace, expect) = finish_with(w, 1, &ops);
         assert_eq!(read_ok(&trace, 1), expect, "target {target}");
         let p = payloads(&d.join("thread-1.tfc"));
         assert!(p.len() > 4, "target {target}: {} chunks", p.len());
@@ -497,16 +352,8 @@ fn table_collisions_with_small_tables() {
     // 600 blocks with 3 operands each: far more keys than 256 slots.
     let blocks: Vec<u32> = (0..600u64)
         .map(|i| {
-            w.block(
-                &BlockDef::new(0x10_0000 + 16 * i)
-                    .insn(3)
-                    .read(8)
-                    .insn(3)
-                    .write(4)
-                    .read(4)
-                    .end(EndKind::Branch),
-            )
-            .unwrap()
+            w.block_spec(0x10_0000 + 16 * i, "3r8 3w4r4 branch")
+                .unwrap()
         })
         .collect();
     let mut rng = Rng(99);
@@ -515,31 +362,22 @@ fn table_collisions_with_small_tables() {
     for i in 0..20_000u64 {
         let b = blocks[cur];
         let base = 0x7000_0000 + 64 * (b as u64);
-        ops.push(Op::Exec {
-            block: b,
-            partial: None,
-            addrs: vec![
+        ops.push(x(
+            b,
+            None,
+            vec![
                 Some(base + 8 * (i % 5)),
                 Some(base + 0x100),
                 Some(base + 0x100),
             ],
-        });
+        ));
         cur = if rng.chance(70) {
             (cur + 1) % blocks.len()
         } else {
             rng.below(blocks.len() as u64) as usize
         };
     }
-    let mut t = w.thread(1).unwrap();
-    for op in &ops {
-        op.apply(&mut t).unwrap();
-    }
-    w.finish().unwrap();
-    let trace = Trace::open(d.path()).unwrap();
-    let expect: Vec<Rec> = ops
-        .iter()
-        .filter_map(|o| o.expected(trace.blocks()))
-        .collect();
+    let (trace, expect) = finish_with(w, 1, &ops);
     let (got, err) = read_all(&trace, 1);
     assert!(err.is_none(), "{err:?}");
     assert_eq!(got.len(), expect.len());
@@ -558,18 +396,11 @@ fn threads_interleaved_with_definitions() {
     let mut blocks = Vec::new();
     for i in 0..300u64 {
         if i % 7 == 0 {
-            blocks.push(
-                w.block(&BlockDef::new(0x1000 + i).insn(1).read(4).end(EndKind::Jump))
-                    .unwrap(),
-            );
+            blocks.push(w.block_spec(0x1000 + i, "1r4 jump").unwrap());
         }
         let tid = i % 3;
         let b = blocks[(i as usize * 13) % blocks.len()];
-        let op = Op::Exec {
-            block: b,
-            partial: None,
-            addrs: vec![Some(0x100 * tid + i)],
-        };
+        let op = x(b, None, vec![Some(0x100 * tid + i)]);
         op.apply(&mut w.thread(tid + 1).unwrap()).unwrap();
         expect[tid as usize].push(op);
     }
@@ -589,9 +420,7 @@ fn threads_interleaved_with_definitions() {
 fn writer_rejects_what_the_format_cannot_say() {
     let d = TempDir::new("reject");
     let mut w = TraceWriter::create(d.path()).unwrap();
-    let b = w
-        .block(&BlockDef::new(0x40).insn(3).read(8).cond_read(8))
-        .unwrap();
+    let b = w.block_spec(0x40, "3r8r8?").unwrap();
     assert!(w.thread(0).is_err());
     let mut t = w.thread(1).unwrap();
     let msg = |r: tf_trace::Result<()>| r.unwrap_err().to_string();
@@ -612,9 +441,9 @@ fn writer_rejects_what_the_format_cannot_say() {
     assert!(msg(t.exec(b, &[0x10, 0x10 + (1 << 63)])).contains("2^63"));
     assert!(msg(t.exec(b, &[0x10, 0x10])).contains("failed earlier"));
     // Definitions are checked against §5.
-    assert!(w.block(&BlockDef::new(0x40)).is_err());
-    assert!(w.block(&BlockDef::new(0x40).insn(16)).is_err());
-    assert!(w.block(&BlockDef::new(0x40).insn(1).read(0)).is_err());
+    assert!(w.block_spec(0x40, "").is_err());
+    assert!(w.block_spec(0x40, "16").is_err());
+    assert!(w.block_spec(0x40, "1r0").is_err());
     assert!(w.block(&BlockDef::new(0x40).insn(2).code(&[0x90])).is_err());
     assert!(w.block(&BlockDef::new(0x40).insn(1).function(3)).is_err());
     assert!(w.function(0x40, 2, "f").is_err());

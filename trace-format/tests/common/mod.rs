@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tf_trace::{Event, ExitHow, LockKind, SkipReason, ThreadWriter, Trace};
+use tf_trace::{Event, ExitHow, LockKind, SkipReason, ThreadWriter, Trace, TraceWriter};
 
 /// A fresh directory under the system temp dir, removed on drop.
 pub struct TempDir(pub PathBuf);
@@ -102,6 +102,15 @@ pub enum Op {
     Marker(u64, u64),
     Raw(u64, Vec<u8>),
     Flush,
+}
+
+/// An execution op: `x(block, None, vec![Some(a)])`.
+pub fn x(block: u32, partial: Option<u32>, addrs: Vec<Option<u64>>) -> Op {
+    Op::Exec {
+        block,
+        partial,
+        addrs,
+    }
 }
 
 impl Op {
@@ -245,4 +254,23 @@ pub fn payloads(path: &Path) -> Vec<Vec<u8>> {
         out.push(ch.unwrap().payload.to_vec());
     }
     out
+}
+
+/// The records the reader should return for `ops`.
+pub fn expected(ops: &[Op], blocks: &tf_trace::BlockTable) -> Vec<Rec> {
+    ops.iter().filter_map(|o| o.expected(blocks)).collect()
+}
+
+/// Writes `ops` to thread `tid`, finishes the trace and opens it; returns
+/// it with the records it should hold.
+pub fn finish_with(mut w: TraceWriter, tid: u64, ops: &[Op]) -> (Trace, Vec<Rec>) {
+    let mut t = w.thread(tid).unwrap();
+    for op in ops {
+        op.apply(&mut t).unwrap();
+    }
+    let dir = w.dir().to_path_buf();
+    w.finish().unwrap();
+    let trace = Trace::open(dir).unwrap();
+    let expect = expected(ops, trace.blocks());
+    (trace, expect)
 }
