@@ -3,6 +3,7 @@
 //! A thin layer of argument parsing and printing over the `tf-trace` and
 //! `tf-analyzer` libraries; see DESIGN.md for the data flow.
 
+mod analyze;
 mod info;
 mod record;
 mod summary;
@@ -52,6 +53,22 @@ enum Command {
         )]
         command: Vec<OsString>,
     },
+    /// Replay a trace as warps: SIMT efficiency, memory coalescing, locks, per function.
+    Analyze {
+        /// Trace directory.
+        trace: PathBuf,
+        #[command(flatten)]
+        options: AnalyzeArgs,
+        /// Also write the results as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Also write the results as CSV (one row per warp width and function).
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// How many functions to list per warp width.
+        #[arg(long, default_value_t = 25)]
+        top: usize,
+    },
     /// Describe a trace: threads, instructions, blocks, bytes, modules, top functions.
     Info {
         /// Trace directory.
@@ -60,6 +77,46 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         top: usize,
     },
+}
+
+/// The options of the analysis (shared by `analyze` and `report`).
+#[derive(clap::Args)]
+struct AnalyzeArgs {
+    /// Warp widths, 1..=64: one (--warp 32) or several (--warp 8,16,32).
+    #[arg(
+        long = "warp",
+        value_name = "W",
+        value_delimiter = ',',
+        default_value = "32"
+    )]
+    widths: Vec<usize>,
+    /// What a SIMT thread is: auto, thread, call:FN (each call of FN) or
+    /// iter:FN (each iteration of FN's outermost loop).
+    #[arg(long, value_name = "UNIT", default_value = "auto")]
+    unit: tf_analyzer::units::UnitSpec,
+    /// How units are batched into warps: consecutive, by-function or by-length.
+    #[arg(long, value_name = "POLICY", default_value = "consecutive")]
+    batch: tf_analyzer::warps::Batch,
+    /// Reconvergence model.
+    #[arg(long, value_enum, default_value_t = Reconverge::Ipdom)]
+    reconverge: Reconverge,
+}
+
+impl AnalyzeArgs {
+    fn options(&self) -> tf_analyzer::Options {
+        let Reconverge::Ipdom = self.reconverge;
+        tf_analyzer::Options {
+            widths: self.widths.clone(),
+            unit: self.unit.clone(),
+            batch: self.batch,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Reconverge {
+    /// A SIMT stack reconverging at immediate post-dominators (GPGPU-Sim's model).
+    Ipdom,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -90,6 +147,17 @@ fn main() -> ExitCode {
                 command,
             }),
         },
+        Command::Analyze {
+            trace,
+            options,
+            json,
+            csv,
+            top,
+        } => analyze::run(
+            &trace,
+            &options.options(),
+            &analyze::Outputs { json, csv, top },
+        ),
         Command::Info { trace, top } => info::run(&trace, top),
     };
     match result {

@@ -1,0 +1,222 @@
+//! `tf analyze`: replay a trace as warps and print SIMT efficiency, memory
+//! coalescing and lock serialization, overall and per function.
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tf_analyzer::results::{Report, WidthResult};
+use tf_analyzer::{analyze, Options, Progress};
+use tf_trace::Trace;
+
+/// Where to write the results besides the terminal.
+pub struct Outputs {
+    /// `--json FILE`.
+    pub json: Option<PathBuf>,
+    /// `--csv FILE`.
+    pub csv: Option<PathBuf>,
+    /// Functions to list per warp width.
+    pub top: usize,
+}
+
+/// Runs the analysis and prints the table; returns the exit status.
+pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
+    let report = compute(dir, options)?;
+    print(&report, outputs.top);
+    if let Some(path) = &outputs.json {
+        std::fs::write(path, report.to_json())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &outputs.csv {
+        std::fs::write(path, report.to_csv())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(0)
+}
+
+/// Opens the trace and analyses it with a progress bar on stderr.
+pub fn compute(dir: &Path, options: &Options) -> Result<Report> {
+    let trace =
+        Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
+    for problem in trace.problems() {
+        eprintln!("tf: warning: {problem}");
+    }
+    let bar = Bar::new();
+    let report = analyze(&trace, options, &bar)?;
+    bar.finish();
+    for w in &report.warnings {
+        eprintln!("tf: warning: {w}");
+    }
+    Ok(report)
+}
+
+/// A progress bar that appears only when the analysis runs longer than a second.
+struct Bar {
+    bar: ProgressBar,
+    started: Instant,
+    shown: Mutex<bool>,
+}
+
+impl Bar {
+    fn new() -> Bar {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg:28} [{bar:40}] {percent:>3}% {elapsed_precise} (eta {eta})",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        Bar {
+            bar,
+            started: Instant::now(),
+            shown: Mutex::new(false),
+        }
+    }
+
+    fn maybe_show(&self) {
+        if self.started.elapsed() > Duration::from_secs(1) {
+            let mut shown = self.shown.lock().expect("not poisoned");
+            if !*shown {
+                *shown = true;
+                self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Progress for Bar {
+    fn stage(&self, name: &str, total: u64) {
+        self.bar.set_message(name.to_string());
+        self.bar.set_length(total);
+        self.bar.set_position(0);
+        self.maybe_show();
+    }
+
+    fn advance(&self, n: u64) {
+        self.bar.inc(n);
+        self.maybe_show();
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+fn spr(requests: u64, x: f64) -> String {
+    if requests == 0 {
+        "-".into()
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// Prints the results as tables.
+pub fn print(report: &Report, top: usize) {
+    println!(
+        "trace {}   units: {}   batch: {}   reconverge: {}",
+        report.trace, report.unit, report.batch, report.reconverge
+    );
+    if !report.command.is_empty() {
+        println!("command: {}", report.command.join(" "));
+    }
+    let traced: u64 = report.threads.iter().map(|t| t.traced_instructions).sum();
+    let s = &report.skipped;
+    println!(
+        "threads: {}   traced instructions: {}   skipped: {} (lock runtime {}, waits {}, excluded {}, outside --only {}, other {})   syscalls: {} ({:.3} s in the kernel)",
+        report.threads.len(),
+        traced,
+        s.instructions(),
+        s.lock_runtime,
+        s.sync_wait,
+        s.excluded,
+        s.outside_only,
+        s.other,
+        s.syscalls,
+        s.syscall_nanos as f64 / 1e9
+    );
+    println!();
+    println!(
+        "{:>5} {:>7} {:>7} {:>16} {:>16} {:>8}  {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "W",
+        "units",
+        "warps",
+        "thread insns",
+        "warp insns",
+        "SIMT eff",
+        "stack",
+        "st-int",
+        "heap",
+        "global",
+        "other"
+    );
+    for r in &report.results {
+        let m = &r.memory;
+        println!(
+            "{:>5} {:>7} {:>7} {:>16} {:>16} {:>8}  {:>6} {:>6} {:>6} {:>6} {:>6}",
+            r.warp_size,
+            r.units,
+            r.warps,
+            r.thread_instructions,
+            r.warp_instructions,
+            pct(r.simt_efficiency),
+            spr(m.stack.requests, m.stack.sectors_per_request),
+            spr(
+                m.stack_interleaved.requests,
+                m.stack_interleaved.sectors_per_request
+            ),
+            spr(m.heap.requests, m.heap.sectors_per_request),
+            spr(m.global.requests, m.global.sectors_per_request),
+            spr(m.other.requests, m.other.sectors_per_request),
+        );
+    }
+    println!("(sectors per request by segment; st-int: stack interleaved as GPU local memory)");
+    for r in &report.results {
+        print_functions(r, top);
+    }
+}
+
+fn print_functions(r: &WidthResult, top: usize) {
+    println!();
+    println!(
+        "W = {}: functions by warp instructions (own instructions only)",
+        r.warp_size
+    );
+    println!(
+        "{:>7} {:>16} {:>16} {:>8} {:>6} {:>6} {:>12}  function",
+        "share", "thread insns", "warp insns", "SIMT eff", "heap", "stack", "skipped"
+    );
+    for f in r.functions.iter().take(top) {
+        let m = &f.memory;
+        let place = match (&f.file, f.line) {
+            (Some(file), Some(line)) => {
+                format!("  ({}:{line})", file.rsplit('/').next().unwrap_or(file))
+            }
+            _ => String::new(),
+        };
+        println!(
+            "{:>7} {:>16} {:>16} {:>8} {:>6} {:>6} {:>12}  {} [{}]{}",
+            pct(f.share),
+            f.thread_instructions,
+            f.warp_instructions,
+            pct(f.simt_efficiency),
+            spr(m.heap.requests, m.heap.sectors_per_request),
+            spr(m.stack.requests, m.stack.sectors_per_request),
+            f.skipped_instructions,
+            f.name,
+            f.module,
+            place
+        );
+    }
+    if r.functions.len() > top {
+        println!(
+            "({} more functions; all of them are in --json and --csv)",
+            r.functions.len() - top
+        );
+    }
+}
