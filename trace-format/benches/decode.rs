@@ -226,7 +226,15 @@ fn main() {
     let quick = !std::env::args().any(|a| a == "--bench");
     let n = if quick { 200_000 } else { 8_000_000 };
     let dir: PathBuf = std::env::temp_dir().join(format!("tf-trace-bench-{}", std::process::id()));
+    // Other arguments select workloads by name.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     for (name, irregular) in [("loops", 0), ("irregular", 30)] {
+        if !only.is_empty() && !only.iter().any(|o| o == name) {
+            continue;
+        }
         let _ = std::fs::remove_dir_all(&dir);
         bench(name, &dir, n, irregular);
     }

@@ -191,6 +191,9 @@ pub struct BlockExec<'a> {
     pub insns: u32,
     /// False for a partial execution (one preceded by a `partial` event).
     pub complete: bool,
+    /// Operands of this execution, present or absent: all of the block's
+    /// for a complete execution, the first `n_ops` for a partial one.
+    pub operands: u32,
     /// How the record named the block.
     pub via: Via,
     pub(crate) accesses: &'a [Access],

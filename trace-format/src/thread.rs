@@ -80,6 +80,7 @@ enum Step {
     Block {
         block: BlockId,
         insns: u32,
+        operands: u32,
         complete: bool,
         via: Via,
     },
@@ -209,6 +210,7 @@ impl<'t> Core<'t> {
                     return Ok(Step::Block {
                         block: id,
                         insns,
+                        operands: n_ops,
                         complete: partial.is_none(),
                         via,
                     });
@@ -290,6 +292,7 @@ impl<'t> Core<'t> {
         Ok(Step::Block {
             block: id,
             insns,
+            operands: n_ops,
             complete: true,
             via: Via::Run,
         })
@@ -364,11 +367,13 @@ impl<'t> Core<'t> {
             Step::Block {
                 block,
                 insns,
+                operands,
                 complete,
                 via,
             } => Some(Event::Block(BlockExec {
                 block,
                 insns,
+                operands,
                 complete,
                 via,
                 accesses: &self.accesses[..self.n_acc],

@@ -373,6 +373,7 @@ fn chunk_framing_errors() {
             block: 0,
             insns: 1,
             complete: true,
+            operands: 0,
             accesses: vec![]
         }]
     );

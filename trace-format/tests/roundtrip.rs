@@ -135,6 +135,7 @@ fn address_stride_and_offset_modes() {
             block: l,
             insns: 2,
             complete: true,
+            operands: 2,
             accesses: vec![(0, a[0]), (1, a[1])],
         });
     }
@@ -149,6 +150,7 @@ fn address_stride_and_offset_modes() {
             block: l,
             insns: 2,
             complete: true,
+            operands: 2,
             accesses: vec![(0, a[0]), (1, a[1])],
         });
     }

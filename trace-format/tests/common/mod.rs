@@ -62,6 +62,8 @@ pub enum Rec {
         block: u32,
         insns: u32,
         complete: bool,
+        /// Operands of the execution, present or absent.
+        operands: u32,
         /// (operand index, address) of present operands.
         accesses: Vec<(u16, u64)>,
     },
@@ -76,6 +78,7 @@ impl Rec {
                 block: x.block,
                 insns: x.insns,
                 complete: x.complete,
+                operands: x.operands,
                 accesses: x.accesses().iter().map(|a| (a.operand, a.addr)).collect(),
             },
             other => Rec::Ev(format!("{other:?}")),
@@ -153,6 +156,7 @@ impl Op {
                     block: *block,
                     insns: partial.unwrap_or(b.n_insns() as u32),
                     complete: partial.is_none(),
+                    operands: addrs.len() as u32,
                     accesses: addrs
                         .iter()
                         .enumerate()
