@@ -11,6 +11,8 @@
 //! speed of the streaming reader (file → events with addresses), of
 //! chunk decoding alone (payload in memory → events), and of the
 //! validation pass alone (control flow and structure, no addresses).
+//!
+//! With `TF_BENCH_TRACE=DIR` it reads a recorded trace instead.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -221,7 +223,45 @@ fn bench(name: &str, dir: &Path, n: u64, irregular: u64) {
     );
 }
 
+/// The streaming reader on every thread of a recorded trace.
+fn bench_recorded(dir: &str) {
+    let trace = Trace::open(dir).unwrap();
+    let (mut blocks, mut insns, mut bytes) = (0u64, 0u64, 0u64);
+    for t in trace.threads() {
+        let (stats, damage) = trace.thread_stats(t.tid).unwrap();
+        assert!(damage.is_none());
+        for s in &stats {
+            blocks += s.block_execs;
+            insns += s.insns;
+        }
+        bytes += t.size;
+    }
+    println!(
+        "{dir}: {} threads, {blocks} block executions, {insns} instructions, {bytes} bytes ({:.3} bytes/insn)",
+        trace.threads().len(),
+        bytes as f64 / insns as f64
+    );
+    let (d, n) = best(|| {
+        let mut n = 0u64;
+        for t in trace.threads() {
+            let mut r = trace.read_thread(t.tid).unwrap();
+            while let Some(ev) = r.next_event() {
+                if let Event::Block(x) = ev.unwrap() {
+                    n += x.insns as u64 + x.accesses().iter().map(|a| a.addr & 1).sum::<u64>();
+                }
+            }
+        }
+        n
+    });
+    assert!(n >= insns);
+    report("streaming reader, one core", d, blocks, insns, bytes);
+}
+
 fn main() {
+    if let Ok(dir) = std::env::var("TF_BENCH_TRACE") {
+        bench_recorded(&dir);
+        return;
+    }
     // `cargo test --benches` runs this with --bench absent: keep it short.
     let quick = !std::env::args().any(|a| a == "--bench");
     let n = if quick { 200_000 } else { 8_000_000 };
