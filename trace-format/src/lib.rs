@@ -35,6 +35,33 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(()) }
 //! ```
+//!
+//! # Reading
+//!
+//! - [`Trace::open`] reads the manifest (if any), the whole [`BlockTable`]
+//!   and lists the thread files; damage it can live with goes to
+//!   [`Trace::problems`].
+//! - [`Trace::read_thread`] gives a [`ThreadReader`], whose lending
+//!   [`next_event`](ThreadReader::next_event) returns [`Event`]s that borrow
+//!   its buffers: runs are expanded into one [`Event::Block`] per
+//!   execution, with [`BlockExec::accesses`] holding the decoded addresses.
+//!   Memory stays at one chunk, and nothing is allocated per record.
+//! - For parallel decoding, [`Trace::chunks`] yields raw verified chunks
+//!   ([`ChunkRef::to_owned`] to send them elsewhere) and a
+//!   [`ChunkDecoder`] decodes any one of them on its own.
+//! - [`Trace::thread_stats`] counts records, executions, instructions and
+//!   bytes per chunk without computing addresses (for `tf info`).
+//! - Every error is one line naming the file and, for a damaged chunk, its
+//!   byte offset; a reader stops at the first damaged chunk and never
+//!   returns anything from it.
+//!
+//! # Writing
+//!
+//! [`TraceWriter`] defines modules, functions and blocks ([`BlockDef`], or
+//! the compact [`TraceWriter::block_spec`]) and gives a [`ThreadWriter`]
+//! per thread, which writes the canonical encoding of FORMAT.md §6.5 (byte
+//! for byte what `include/tf_trace.h` writes). [`WriterOptions`] sets the
+//! chunk target and the table parameters.
 #![warn(missing_docs)]
 
 pub mod block_table;
