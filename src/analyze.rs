@@ -18,12 +18,18 @@ pub struct Outputs {
     pub csv: Option<PathBuf>,
     /// Functions to list per warp width.
     pub top: usize,
+    /// Which stack layout the table shows.
+    pub stack_model: crate::StackModel,
 }
 
 /// Runs the analysis and prints the table; returns the exit status.
 pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
     let report = compute(dir, options)?;
-    print(&report, outputs.top);
+    print(
+        &report,
+        outputs.top,
+        outputs.stack_model == crate::StackModel::Interleaved,
+    );
     if let Some(path) = &outputs.json {
         std::fs::write(path, report.to_json())
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -116,11 +122,17 @@ fn spr(requests: u64, x: f64) -> String {
     }
 }
 
-/// Prints the results as tables.
-pub fn print(report: &Report, top: usize) {
+/// Prints the results as tables, the stack interleaved across lanes when
+/// `interleaved`.
+pub fn print(report: &Report, top: usize, interleaved: bool) {
     println!(
-        "trace {}   units: {}   batch: {}   reconverge: {}",
-        report.trace, report.unit, report.batch, report.reconverge
+        "trace {}   units: {}   batch: {}   reconverge: {}   locks: {}   stack: {}",
+        report.trace,
+        report.unit,
+        report.batch,
+        report.reconverge,
+        if report.locks { "serialized" } else { "off" },
+        if interleaved { "interleaved" } else { "cpu" }
     );
     if !report.command.is_empty() {
         println!("command: {}", report.command.join(" "));
@@ -142,46 +154,73 @@ pub fn print(report: &Report, top: usize) {
     );
     println!();
     println!(
-        "{:>5} {:>7} {:>7} {:>16} {:>16} {:>8}  {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "{:>5} {:>7} {:>7} {:>16} {:>16} {:>8} {:>12}  {:>6} {:>6} {:>6} {:>6}",
         "W",
         "units",
         "warps",
         "thread insns",
         "warp insns",
         "SIMT eff",
+        "serialized",
         "stack",
-        "st-int",
         "heap",
         "global",
         "other"
     );
     for r in &report.results {
         let m = &r.memory;
+        let stack = if interleaved {
+            &m.stack_interleaved
+        } else {
+            &m.stack
+        };
         println!(
-            "{:>5} {:>7} {:>7} {:>16} {:>16} {:>8}  {:>6} {:>6} {:>6} {:>6} {:>6}",
+            "{:>5} {:>7} {:>7} {:>16} {:>16} {:>8} {:>12}  {:>6} {:>6} {:>6} {:>6}",
             r.warp_size,
             r.units,
             r.warps,
             r.thread_instructions,
             r.warp_instructions,
             pct(r.simt_efficiency),
-            spr(m.stack.requests, m.stack.sectors_per_request),
-            spr(
-                m.stack_interleaved.requests,
-                m.stack_interleaved.sectors_per_request
-            ),
+            r.serialized_warp_instructions,
+            spr(stack.requests, stack.sectors_per_request),
             spr(m.heap.requests, m.heap.sectors_per_request),
             spr(m.global.requests, m.global.sectors_per_request),
             spr(m.other.requests, m.other.sectors_per_request),
         );
     }
-    println!("(sectors per request by segment; st-int: stack interleaved as GPU local memory)");
+    println!("(stack, heap, global, other: 32-byte sectors per warp memory request; serialized: warp instructions of lock rounds)");
     for r in &report.results {
-        print_functions(r, top);
+        print_locks(r, top);
+        print_functions(r, top, interleaved);
     }
 }
 
-fn print_functions(r: &WidthResult, top: usize) {
+fn print_locks(r: &WidthResult, top: usize) {
+    if r.locks.is_empty() {
+        return;
+    }
+    println!();
+    println!("W = {}: locks", r.warp_size);
+    println!(
+        "{:>18} {:<14} {:>12} {:>11} {:>11} {:>12}  symbol",
+        "address", "kind", "acquisitions", "contentions", "ser. lanes", "ser. insns"
+    );
+    for l in r.locks.iter().take(top) {
+        println!(
+            "{:>18} {:<14} {:>12} {:>11} {:>11} {:>12}  {}",
+            l.address,
+            l.kind,
+            l.acquisitions,
+            l.contentions,
+            l.serialized_lanes,
+            l.serialized_warp_instructions,
+            l.symbol.as_deref().unwrap_or("")
+        );
+    }
+}
+
+fn print_functions(r: &WidthResult, top: usize, interleaved: bool) {
     println!();
     println!(
         "W = {}: functions by warp instructions (own instructions only)",
@@ -193,6 +232,11 @@ fn print_functions(r: &WidthResult, top: usize) {
     );
     for f in r.functions.iter().take(top) {
         let m = &f.memory;
+        let stack = if interleaved {
+            &m.stack_interleaved
+        } else {
+            &m.stack
+        };
         let place = match (&f.file, f.line) {
             (Some(file), Some(line)) => {
                 format!("  ({}:{line})", file.rsplit('/').next().unwrap_or(file))
@@ -206,7 +250,7 @@ fn print_functions(r: &WidthResult, top: usize) {
             f.warp_instructions,
             pct(f.simt_efficiency),
             spr(m.heap.requests, m.heap.sectors_per_request),
-            spr(m.stack.requests, m.stack.sectors_per_request),
+            spr(stack.requests, stack.sectors_per_request),
             f.skipped_instructions,
             f.name,
             f.module,

@@ -100,6 +100,30 @@ struct AnalyzeArgs {
     /// Reconvergence model.
     #[arg(long, value_enum, default_value_t = Reconverge::Ipdom)]
     reconverge: Reconverge,
+    /// on: lanes of a warp that hold the same lock run their critical sections
+    /// one after another; off: replay as if every lock were uncontended.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    locks: Switch,
+    /// Stack addresses in the terminal table: as the CPU laid them out (cpu),
+    /// or interleaved across lanes as GPU local memory is (interleaved).
+    /// The JSON and CSV always have both.
+    #[arg(long, value_enum, default_value_t = StackModel::Cpu)]
+    stack_model: StackModel,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Switch {
+    On,
+    Off,
+}
+
+/// How the terminal table shows stack requests.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StackModel {
+    /// Each lane's own CPU stack.
+    Cpu,
+    /// Word k of lane l at base + 4·(k·W + l).
+    Interleaved,
 }
 
 impl AnalyzeArgs {
@@ -109,6 +133,7 @@ impl AnalyzeArgs {
             widths: self.widths.clone(),
             unit: self.unit.clone(),
             batch: self.batch,
+            locks: self.locks == Switch::On,
         }
     }
 }
@@ -156,7 +181,12 @@ fn main() -> ExitCode {
         } => analyze::run(
             &trace,
             &options.options(),
-            &analyze::Outputs { json, csv, top },
+            &analyze::Outputs {
+                json,
+                csv,
+                top,
+                stack_model: options.stack_model,
+            },
         ),
         Command::Info { trace, top } => info::run(&trace, top),
     };

@@ -5,7 +5,7 @@ use crate::cfg::{CfgBuilder, Cfgs};
 use crate::ipdom::Ipdom;
 use crate::lanes::LaneSource;
 use crate::loops::outermost_loop;
-use crate::results::{FunctionResult, MemoryReport, Report, ThreadReport, WidthResult};
+use crate::results::{FunctionResult, LockResult, MemoryReport, Report, ThreadReport, WidthResult};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
 use crate::segments::Segments;
 use crate::simt::{IpdomMap, Lane, Replay, WarpStats};
@@ -26,6 +26,9 @@ pub struct Options {
     pub unit: UnitSpec,
     /// How units are batched into warps.
     pub batch: Batch,
+    /// Serialize lanes of a warp that hold the same lock (`--locks on`);
+    /// `false` replays as if every lock were uncontended.
+    pub locks: bool,
 }
 
 impl Default for Options {
@@ -34,6 +37,7 @@ impl Default for Options {
             widths: vec![32],
             unit: UnitSpec::Auto,
             batch: Batch::Consecutive,
+            locks: true,
         }
     }
 }
@@ -200,6 +204,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
             segments: &segments,
             width,
             n_functions,
+            serialize_locks: opts.locks,
         };
         let total = warps
             .par_iter()
@@ -227,7 +232,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
                 progress.advance(1);
                 Ok(stats)
             })
-            .try_reduce(WarpStats::default, |a, b| Ok(merge(a, b)))
+            .try_reduce(WarpStats::default, |a, b| Ok(a.merge(b)))
             .map_err(Error::Trace)?;
         results.push(width_result(
             &total,
@@ -275,6 +280,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
         unit: opts.unit.to_string(),
         batch: opts.batch.to_string(),
         reconverge: "ipdom".into(),
+        locks: opts.locks,
         threads,
         skipped,
         results,
@@ -350,21 +356,6 @@ impl UnitsRule {
     }
 }
 
-fn merge(mut a: WarpStats, b: WarpStats) -> WarpStats {
-    a.insns.add(&b.insns);
-    a.memory.add(&b.memory);
-    a.divergent_branches += b.divergent_branches;
-    a.block_issues += b.block_issues;
-    if a.functions.len() < b.functions.len() {
-        a.functions
-            .resize(b.functions.len(), FunctionStats::default());
-    }
-    for (x, y) in a.functions.iter_mut().zip(&b.functions) {
-        x.add(y);
-    }
-    a
-}
-
 #[allow(clippy::too_many_arguments)]
 fn width_result(
     total: &WarpStats,
@@ -406,6 +397,24 @@ fn width_result(
             .cmp(&a.warp_instructions)
             .then_with(|| a.name.cmp(&b.name))
     });
+    let mut locks: Vec<LockResult> = total
+        .locks
+        .iter()
+        .map(|(&addr, l)| LockResult {
+            address: format!("{addr:#x}"),
+            symbol: lines.symbol(addr),
+            kind: lock_kind_name(l.kind),
+            acquisitions: l.acquisitions,
+            contentions: l.contentions,
+            serialized_lanes: l.serialized_lanes,
+            serialized_warp_instructions: l.serialized_warp_instructions,
+        })
+        .collect();
+    locks.sort_by(|a, b| {
+        (b.serialized_warp_instructions, b.acquisitions)
+            .cmp(&(a.serialized_warp_instructions, a.acquisitions))
+            .then_with(|| a.address.cmp(&b.address))
+    });
     WidthResult {
         warp_size: width,
         units,
@@ -416,6 +425,12 @@ fn width_result(
         divergent_branches: total.divergent_branches,
         memory: MemoryReport::from(&total.memory),
         skipped_instructions: scans.iter().map(|s| s.skipped.instructions()).sum(),
+        serialized_warp_instructions: total
+            .locks
+            .values()
+            .map(|l| l.serialized_warp_instructions)
+            .sum(),
+        locks,
         functions,
     }
 }
@@ -452,6 +467,23 @@ fn function_result(
         warp_instructions: f.insns.warp_instructions,
         simt_efficiency: f.insns.efficiency(width),
         memory: MemoryReport::from(&f.memory),
+        serialized_warp_instructions: f.serialized_warp_instructions,
         skipped_instructions: skipped_in.get(&id).copied().unwrap_or(0),
+    }
+}
+
+fn lock_kind_name(kind: Option<tf_trace::LockKind>) -> String {
+    use tf_trace::LockKind::*;
+    match kind {
+        Some(Mutex) => "mutex".into(),
+        Some(Spin) => "spin".into(),
+        Some(RwRead) => "rwlock-read".into(),
+        Some(RwWrite) => "rwlock-write".into(),
+        Some(Semaphore) => "semaphore".into(),
+        Some(OmpCritical) => "omp-critical".into(),
+        Some(OmpCriticalNamed) => "omp-critical-named".into(),
+        Some(OmpAtomic) => "omp-atomic".into(),
+        Some(Unknown(c)) => format!("kind-{c}"),
+        None => "unknown".into(),
     }
 }

@@ -20,6 +20,8 @@ pub struct Report {
     pub batch: String,
     /// `--reconverge`.
     pub reconverge: String,
+    /// `--locks`: whether lanes holding the same lock were serialized.
+    pub locks: bool,
     /// Per thread.
     pub threads: Vec<ThreadReport>,
     /// Work the trace does not contain, over all threads.
@@ -70,8 +72,31 @@ pub struct WidthResult {
     pub memory: MemoryReport,
     /// Skipped instructions (all threads, not only units).
     pub skipped_instructions: u64,
+    /// Warp instructions issued by serialized lock rounds.
+    pub serialized_warp_instructions: u64,
+    /// Per lock, by serialized warp instructions (most first).
+    pub locks: Vec<LockResult>,
     /// Per function, by warp instructions (most first).
     pub functions: Vec<FunctionResult>,
+}
+
+/// One lock, as the units used it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockResult {
+    /// Its address, `0x…`.
+    pub address: String,
+    /// The data symbol it lies in (`name` or `name+offset`), when known.
+    pub symbol: Option<String>,
+    /// Its kind (`mutex`, `spin`, `rwlock-read`, …).
+    pub kind: String,
+    /// Acquisitions by the units.
+    pub acquisitions: u64,
+    /// Times lanes of one warp held it at once.
+    pub contentions: u64,
+    /// Lanes that waited for another lane's critical section.
+    pub serialized_lanes: u64,
+    /// Warp instructions issued while they did.
+    pub serialized_warp_instructions: u64,
 }
 
 /// One function's own instructions (never its callees').
@@ -95,6 +120,8 @@ pub struct FunctionResult {
     pub simt_efficiency: f64,
     /// Memory requests by segment.
     pub memory: MemoryReport,
+    /// Of its warp instructions, those issued by serialized lock rounds.
+    pub serialized_warp_instructions: u64,
     /// Instructions skipped right after its blocks (calls into lock runtime
     /// or excluded functions made from it).
     pub skipped_instructions: u64,
@@ -205,7 +232,7 @@ impl Report {
             "warp_size,function,module,file,line,thread_instructions,warp_instructions,simt_efficiency,share,\
              stack_requests,stack_sectors_per_request,stack_interleaved_sectors_per_request,\
              heap_requests,heap_sectors_per_request,global_requests,global_sectors_per_request,\
-             other_requests,other_sectors_per_request,skipped_instructions\n",
+             other_requests,other_sectors_per_request,serialized_warp_instructions,skipped_instructions\n",
         );
         for r in &self.results {
             let total = FunctionResult {
@@ -218,12 +245,13 @@ impl Report {
                 warp_instructions: r.warp_instructions,
                 simt_efficiency: r.simt_efficiency,
                 memory: r.memory,
+                serialized_warp_instructions: r.serialized_warp_instructions,
                 skipped_instructions: r.skipped_instructions,
             };
             for f in std::iter::once(&total).chain(&r.functions) {
                 let m = &f.memory;
                 out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{:.6},{:.6},{},{:.4},{:.4},{},{:.4},{},{:.4},{},{:.4},{}\n",
+                    "{},{},{},{},{},{},{},{:.6},{:.6},{},{:.4},{:.4},{},{:.4},{},{:.4},{},{:.4},{},{}\n",
                     r.warp_size,
                     csv_field(&f.name),
                     csv_field(&f.module),
@@ -242,6 +270,7 @@ impl Report {
                     m.global.sectors_per_request,
                     m.other.requests,
                     m.other.sectors_per_request,
+                    f.serialized_warp_instructions,
                     f.skipped_instructions,
                 ));
             }

@@ -1,4 +1,5 @@
-//! Stage 7: replay of one warp on a SIMT stack with IPDOM reconvergence.
+//! Stage 7: replay of one warp on a SIMT stack with IPDOM reconvergence,
+//! memory coalescing and lock serialization.
 //!
 //! The stack is frame-relative (`simt-reconvergence.md` §3.7): every entry
 //! belongs to one activation depth of its lanes. Executing the top entry's
@@ -19,6 +20,24 @@
 //! taken path runs first, as in GPGPU-Sim; the order never changes counts).
 //! An entry whose lanes reach its reconvergence point, or that has no live
 //! lanes left, is popped.
+//!
+//! # Locks
+//!
+//! A lane holds a lock from its acquire to its release. When two or more
+//! lanes that move on together hold the same lock, they cannot run its
+//! critical section in lock-step: the warp serializes them. The lanes are
+//! split into *rounds*: round 0 holds every lane but the second, third, …
+//! holder of each contended lock; round `i` holds the `i+1`-th holder of each.
+//! Lanes holding different locks run in the same round, and so do readers
+//! of a reader-writer lock (a writer excludes every other holder; a
+//! semaphore is taken to be binary). Each round runs from
+//! here until each of its lanes releases the lock it held when the round
+//! began (or leaves this frame, for a lock taken inside a wrapper function,
+//! or ends); it then waits. When the last round is done, all lanes continue
+//! together from where they released: the reconvergence point is the
+//! release, as in ThreadFuser (which reconverges at "the unlock of one of
+//! the lanes"). Warp instructions issued by rounds after the first are
+//! counted as *serialized*, per lock and per function.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::cfg::VEXIT;
@@ -27,7 +46,7 @@ use crate::lanes::{LaneEvent, LaneSource, LaneStep};
 use crate::segments::{interleaved_sectors, sectors, Segments};
 use crate::stats::{FunctionStats, Insns, Memory};
 use std::collections::HashMap;
-use tf_trace::FunctionId;
+use tf_trace::{FunctionId, LockKind};
 
 /// Immediate post-dominators of every function, by (function entry, block).
 pub type IpdomMap = HashMap<(u64, CBlockId), CBlockId>;
@@ -41,6 +60,10 @@ enum Pc {
     Exit,
     /// Lanes that called from this block, back from (or unwinding through) the callee.
     ReturnSite(CBlockId),
+    /// Lanes of a serialization round, each where it stands.
+    Resume,
+    /// Lanes of a serialization region, back from all its rounds.
+    Join(u32),
 }
 
 impl Pc {
@@ -56,20 +79,32 @@ impl Pc {
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     pc: Pc,
-    /// Reconvergence point: a block of the frame, or its exit.
+    /// Reconvergence point: a block of the frame, its exit, or a join.
     rpc: Pc,
     mask: u64,
     depth: u32,
     /// The frame's function (entry address): the key of its post-dominators.
     func: u64,
+    /// The lock whose serialized round (after the first) this entry runs.
+    serialized: Option<u64>,
 }
 
 /// Where a lane goes after a step, relative to the frame it ran in.
 enum Next {
     Done,
     Left,
+    Parked,
     Called { block: CBlockId, func: u64 },
     Block { block: CBlockId, func: u64 },
+}
+
+/// A serialization region a lane is in: it waits at the region's join once
+/// it releases `lock` (when it held a contended one) or leaves `depth`.
+#[derive(Clone, Copy, Debug)]
+struct Membership {
+    region: u32,
+    lock: Option<u64>,
+    depth: u32,
 }
 
 /// One SIMT lane: a unit and its position.
@@ -83,6 +118,12 @@ pub struct Lane<'t> {
     stack: (u64, u64),
     /// The stack pointer at the unit's start (interleaved stack model base).
     sp: u64,
+    /// Locks held (acquired, not yet released), with their kinds.
+    held: Vec<(u64, LockKind)>,
+    /// Serialization regions, innermost last.
+    regions: Vec<Membership>,
+    /// Waiting at the join of this region.
+    parked: Option<u32>,
 }
 
 impl<'t> Lane<'t> {
@@ -107,7 +148,40 @@ impl<'t> Lane<'t> {
             done,
             stack,
             sp,
+            held: Vec::new(),
+            regions: Vec::new(),
+            parked: None,
         })
+    }
+
+    fn depth(&self) -> u32 {
+        self.tracker.depth() as u32
+    }
+}
+
+/// What the replay learned about one lock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockStats {
+    /// Its kind (from its first acquisition).
+    pub kind: Option<LockKind>,
+    /// Acquisitions by the replayed units.
+    pub acquisitions: u64,
+    /// Times lanes of one warp contended for it.
+    pub contentions: u64,
+    /// Lanes that had to wait for another lane's critical section.
+    pub serialized_lanes: u64,
+    /// Warp instructions issued by the waiting lanes' rounds.
+    pub serialized_warp_instructions: u64,
+}
+
+impl LockStats {
+    /// Adds `o`.
+    pub fn add(&mut self, o: &LockStats) {
+        self.kind = self.kind.or(o.kind);
+        self.acquisitions += o.acquisitions;
+        self.contentions += o.contentions;
+        self.serialized_lanes += o.serialized_lanes;
+        self.serialized_warp_instructions += o.serialized_warp_instructions;
     }
 }
 
@@ -124,6 +198,29 @@ pub struct WarpStats {
     pub divergent_branches: u64,
     /// Warp-level executions of blocks.
     pub block_issues: u64,
+    /// Per lock address.
+    pub locks: HashMap<u64, LockStats>,
+}
+
+impl WarpStats {
+    /// Adds another warp's counts.
+    pub fn merge(mut self, o: WarpStats) -> WarpStats {
+        self.insns.add(&o.insns);
+        self.memory.add(&o.memory);
+        self.divergent_branches += o.divergent_branches;
+        self.block_issues += o.block_issues;
+        if self.functions.len() < o.functions.len() {
+            self.functions
+                .resize(o.functions.len(), FunctionStats::default());
+        }
+        for (x, y) in self.functions.iter_mut().zip(&o.functions) {
+            x.add(y);
+        }
+        for (lock, s) in o.locks {
+            self.locks.entry(lock).or_default().add(&s);
+        }
+        self
+    }
 }
 
 /// What the replay needs besides the lanes.
@@ -138,19 +235,27 @@ pub struct Replay<'a> {
     pub width: usize,
     /// Number of function ids (per-function counters are sized by it).
     pub n_functions: usize,
+    /// Serialize lanes that hold the same lock (`--locks on`).
+    pub serialize_locks: bool,
 }
+
+/// A group of lanes going to the same place: (block, frame function, lanes).
+type Group = (CBlockId, u64, u64);
+/// Lanes that entered a callee: (call block, callee's first block, callee function, lanes).
+type Callee = (CBlockId, CBlockId, u64, u64);
 
 struct Warp<'a, 't> {
     cfg: &'a Replay<'a>,
     lanes: Vec<Lane<'t>>,
     stack: Vec<Entry>,
     stats: WarpStats,
+    next_region: u32,
     /// Scratch: (operand index in the block, lane, address, size, write).
     accesses: Vec<(u16, u32, u64, u16, bool)>,
     sectors: Vec<u64>,
     interleaved: Vec<u64>,
-    groups: Vec<(CBlockId, u64, u64)>,
-    callees: Vec<(CBlockId, u64, u64)>,
+    groups: Vec<Group>,
+    callees: Vec<Callee>,
 }
 
 impl Replay<'_> {
@@ -165,6 +270,7 @@ impl Replay<'_> {
                 ..WarpStats::default()
             },
             lanes,
+            next_region: 0,
             accesses: Vec::new(),
             sectors: Vec::new(),
             interleaved: Vec::new(),
@@ -193,18 +299,10 @@ impl<'t> Warp<'_, 't> {
     /// One entry per distinct first block: units that start in different
     /// places run one after the other.
     fn start(&mut self) {
-        let mut starts: Vec<(CBlockId, u64, u64)> = Vec::new();
+        let mut starts: Vec<Group> = Vec::new();
         for (i, lane) in self.lanes.iter().enumerate() {
-            if lane.done {
-                continue;
-            }
-            let func = lane.tracker.top().entry;
-            match starts
-                .iter_mut()
-                .find(|(b, f, _)| *b == lane.step.cblock && *f == func)
-            {
-                Some(s) => s.2 |= 1 << i,
-                None => starts.push((lane.step.cblock, func, 1 << i)),
+            if !lane.done {
+                add_group(&mut starts, lane.step.cblock, lane.tracker.top().entry, i);
             }
         }
         for &(block, func, mask) in starts.iter().rev() {
@@ -214,6 +312,7 @@ impl<'t> Warp<'_, 't> {
                 mask,
                 depth: 0,
                 func,
+                serialized: None,
             });
         }
     }
@@ -222,12 +321,18 @@ impl<'t> Warp<'_, 't> {
         let mut live = 0;
         for i in bits(e.mask) {
             let lane = &self.lanes[i];
-            let depth = lane.tracker.depth() as u32;
+            let depth = lane.depth();
             let here = match e.pc {
-                Pc::ReturnSite(_) => depth <= e.depth,
-                _ => depth == e.depth,
+                Pc::Block(_) | Pc::Exit => depth == e.depth,
+                Pc::ReturnSite(_) | Pc::Resume => depth <= e.depth,
+                Pc::Join(_) => true,
             };
-            if !lane.done && here {
+            let waiting = match (lane.parked, e.pc) {
+                (None, _) => false,
+                (Some(r), Pc::Join(j)) => r != j,
+                (Some(_), _) => true,
+            };
+            if !lane.done && here && !waiting {
                 live |= 1 << i;
             }
         }
@@ -241,40 +346,44 @@ impl<'t> Warp<'_, 't> {
                 self.stack.pop();
                 continue;
             }
+            self.groups.clear();
+            self.callees.clear();
             match top.pc {
                 Pc::Block(b) => {
-                    self.execute(b, live);
-                    self.groups.clear();
-                    self.callees.clear();
+                    self.execute(b, live, top.serialized);
                     let mut left = 0u64;
                     for i in bits(live) {
                         match self.advance(i, top.depth)? {
-                            Next::Done => {}
+                            Next::Done | Next::Parked => {}
                             Next::Left => left |= 1 << i,
                             Next::Called { block, func } => {
-                                add_group(&mut self.callees, block, func, i)
+                                add_callee(&mut self.callees, b, block, func, i)
                             }
                             Next::Block { block, func } => {
                                 add_group(&mut self.groups, block, func, i)
                             }
                         }
                     }
-                    self.diverge(b, top, left);
+                    self.diverge(Some(b), top, left);
                 }
                 Pc::ReturnSite(call) => {
-                    self.groups.clear();
-                    self.callees.clear();
-                    let mut left = 0u64;
+                    let left = self.regroup(live, top.depth);
+                    self.diverge(Some(call), top, left);
+                }
+                Pc::Resume => {
+                    let left = self.regroup(live, top.depth);
+                    self.diverge(None, top, left);
+                }
+                Pc::Join(region) => {
                     for i in bits(live) {
-                        let lane = &self.lanes[i];
-                        if (lane.tracker.depth() as u32) < top.depth {
-                            left |= 1 << i;
-                        } else {
-                            let func = lane.tracker.top().entry;
-                            add_group(&mut self.groups, lane.step.cblock, func, i);
+                        let lane = &mut self.lanes[i];
+                        lane.parked = None;
+                        if let Some(k) = lane.regions.iter().rposition(|m| m.region == region) {
+                            lane.regions.truncate(k);
                         }
                     }
-                    self.diverge(call, top, left);
+                    let left = self.regroup(live, top.depth);
+                    self.diverge(None, top, left);
                 }
                 Pc::Exit => {
                     self.stack.pop();
@@ -284,8 +393,34 @@ impl<'t> Warp<'_, 't> {
         Ok(())
     }
 
+    /// Groups lanes that are already on their next step by where that is,
+    /// relative to a frame at `depth`; returns the lanes that left it.
+    fn regroup(&mut self, live: u64, depth: u32) -> u64 {
+        let mut left = 0u64;
+        for i in bits(live) {
+            let lane = &self.lanes[i];
+            let d = lane.depth();
+            let func = lane.tracker.top().entry;
+            if d < depth {
+                left |= 1 << i;
+            } else if d == depth {
+                add_group(&mut self.groups, lane.step.cblock, func, i);
+            } else {
+                // Inside a callee of this frame (a lane that released a lock
+                // inside a wrapper function): return there through a
+                // return-site entry for the call this frame made.
+                let frames = lane.tracker.frames();
+                let call = frames[depth as usize + 1]
+                    .call_node
+                    .unwrap_or(lane.step.cblock);
+                add_callee(&mut self.callees, call, lane.step.cblock, func, i);
+            }
+        }
+        left
+    }
+
     /// Issues block `b` for the lanes of `live`.
-    fn execute(&mut self, b: CBlockId, live: u64) {
+    fn execute(&mut self, b: CBlockId, live: u64, serialized: Option<u64>) {
         let cb = self.cfg.canon.block(b);
         let mut thread = 0u64;
         let mut warp = 0u64;
@@ -302,6 +437,14 @@ impl<'t> Warp<'_, 't> {
         self.stats.block_issues += 1;
         let f = (cb.function as usize).min(self.stats.functions.len() - 1);
         self.stats.functions[f].insns.add(&issued);
+        if let Some(lock) = serialized {
+            self.stats.functions[f].serialized_warp_instructions += warp;
+            self.stats
+                .locks
+                .entry(lock)
+                .or_default()
+                .serialized_warp_instructions += warp;
+        }
         if cb.n_ops > 0 {
             self.coalesce(live, f);
         }
@@ -363,16 +506,34 @@ impl<'t> Warp<'_, 't> {
             lane.done = true;
             return Ok(Next::Done);
         }
+        let mut released = false;
         for e in &lane.events {
-            match e {
+            match *e {
                 LaneEvent::Signal => lane.tracker.signal(),
                 LaneEvent::SignalReturn => lane.tracker.signal_return(),
-                LaneEvent::Acquire { .. } | LaneEvent::Release { .. } => {}
+                LaneEvent::Acquire { kind, lock } => {
+                    lane.held.push((lock, kind));
+                    let s = self.stats.locks.entry(lock).or_default();
+                    s.acquisitions += 1;
+                    s.kind.get_or_insert(kind);
+                }
+                LaneEvent::Release { lock, .. } => {
+                    if let Some(k) = lane.held.iter().rposition(|h| h.0 == lock) {
+                        lane.held.remove(k);
+                    }
+                    released |= lane.regions.last().is_some_and(|m| m.lock == Some(lock));
+                }
             }
         }
         lane.tracker
             .advance(canon, prev, prev_end, lane.step.cblock);
-        let d = lane.tracker.depth() as u32;
+        let d = lane.depth();
+        if let Some(m) = lane.regions.last() {
+            if released || d < m.depth {
+                lane.parked = Some(m.region);
+                return Ok(Next::Parked);
+            }
+        }
         let func = lane.tracker.top().entry;
         let block = lane.step.cblock;
         Ok(if d < depth {
@@ -385,10 +546,14 @@ impl<'t> Warp<'_, 't> {
     }
 
     /// Rewrites the stack after the lanes of `top` ran `node` (or came back
-    /// to its return site): `groups` stay in the frame, `callees` entered
-    /// callees, `left` left the frame.
-    fn diverge(&mut self, node: CBlockId, top: Entry, left: u64) {
-        let callers: u64 = self.callees.iter().fold(0, |m, c| m | c.2);
+    /// to a return site, a round or a join, `node` being `None` when there is
+    /// no block to take a post-dominator from): `groups` stay in the frame,
+    /// `callees` entered callees, `left` left the frame.
+    fn diverge(&mut self, node: Option<CBlockId>, top: Entry, left: u64) {
+        if self.cfg.serialize_locks && self.serialize(top, left) {
+            return;
+        }
+        let callers: u64 = self.callees.iter().fold(0, |m, c| m | c.3);
         let targets = self.groups.len() + usize::from(callers != 0) + usize::from(left != 0);
         let at = self.stack.len() - 1;
         if targets == 0 {
@@ -404,23 +569,25 @@ impl<'t> Warp<'_, 't> {
                 if e.pc == e.rpc {
                     self.stack.pop();
                 }
-            } else if callers != 0 {
-                let e = &mut self.stack[at];
-                e.pc = Pc::ReturnSite(node);
-                e.mask = callers;
-                self.push_callees(top.depth + 1);
-            } else {
+                return;
+            }
+            if left != 0 {
                 // Every lane left the frame.
                 self.stack.pop();
+                return;
             }
-            return;
         }
-        self.stats.divergent_branches += 1;
-        let r = self
-            .cfg
-            .ipdom
-            .get(&(top.func, node))
-            .map_or(Pc::Exit, |&r| Pc::of(r));
+        let r = match (targets, node) {
+            (1, _) => top.rpc,
+            (_, Some(n)) => {
+                self.stats.divergent_branches += 1;
+                self.cfg
+                    .ipdom
+                    .get(&(top.func, n))
+                    .map_or(Pc::Exit, |&r| Pc::of(r))
+            }
+            (_, None) => top.rpc,
+        };
         let stay = self.groups.iter().fold(callers, |m, g| m | g.2);
         if r != top.rpc {
             let e = &mut self.stack[at];
@@ -430,11 +597,11 @@ impl<'t> Warp<'_, 't> {
             self.stack.pop();
         }
         // Fall-through first (lowest), then by address: the taken path runs first.
-        let fall = self.cfg.canon.block(node).end_address;
         let canon = self.cfg.canon;
+        let fall = node.map(|n| canon.block(n).end_address);
         self.groups.sort_by_key(|g| {
             let a = canon.block(g.0).address;
-            (a != fall, a)
+            (Some(a) != fall, a)
         });
         for &(block, func, mask) in &self.groups {
             if Pc::Block(block) != r {
@@ -444,38 +611,134 @@ impl<'t> Warp<'_, 't> {
                     mask,
                     depth: top.depth,
                     func,
+                    serialized: top.serialized,
                 });
             }
         }
-        if callers != 0 {
+        self.callees.sort_by_key(|c| (c.0, c.1));
+        let mut k = 0;
+        while k < self.callees.len() {
+            let call = self.callees[k].0;
+            let end = k + self.callees[k..].iter().take_while(|c| c.0 == call).count();
+            let mask = self.callees[k..end].iter().fold(0, |m, c| m | c.3);
             self.stack.push(Entry {
-                pc: Pc::ReturnSite(node),
+                pc: Pc::ReturnSite(call),
                 rpc: r,
-                mask: callers,
+                mask,
                 depth: top.depth,
                 func: top.func,
+                serialized: top.serialized,
             });
-            self.push_callees(top.depth + 1);
+            for &(_, block, func, mask) in &self.callees[k..end] {
+                self.stack.push(Entry {
+                    pc: Pc::Block(block),
+                    rpc: Pc::Exit,
+                    mask,
+                    depth: top.depth + 1,
+                    func,
+                    serialized: top.serialized,
+                });
+            }
+            k = end;
         }
     }
 
-    fn push_callees(&mut self, depth: u32) {
-        for &(block, func, mask) in &self.callees {
-            self.stack.push(Entry {
-                pc: Pc::Block(block),
-                rpc: Pc::Exit,
-                mask,
-                depth,
-                func,
+    /// If lanes moving on together hold the same lock, splits them into
+    /// serialized rounds (see the module documentation); true if it did.
+    fn serialize(&mut self, top: Entry, left: u64) -> bool {
+        let stay = self
+            .groups
+            .iter()
+            .map(|g| g.2)
+            .chain(self.callees.iter().map(|c| c.3))
+            .fold(0u64, |m, x| m | x);
+        // Holders per lock, in lane order, and whether one holds it exclusively.
+        let mut holders: Vec<(u64, u64, bool)> = Vec::new();
+        for i in bits(stay) {
+            for &(lock, kind) in &self.lanes[i].held {
+                let exclusive = kind != LockKind::RwRead;
+                match holders.iter_mut().find(|h| h.0 == lock) {
+                    Some(h) => {
+                        h.1 |= 1 << i;
+                        h.2 |= exclusive;
+                    }
+                    None => holders.push((lock, 1 << i, exclusive)),
+                }
+            }
+        }
+        // Readers of a reader-writer lock share it; a writer excludes all.
+        holders.retain(|h| h.1.count_ones() > 1 && h.2);
+        if holders.is_empty() {
+            return false;
+        }
+        // Each lane waits for the first contended lock it holds.
+        let mut waits_for: HashMap<usize, u64> = HashMap::new();
+        let mut rounds: Vec<(u64, Option<u64>)> = vec![(stay, None)];
+        for &(lock, mask, _) in &holders {
+            let s = self.stats.locks.entry(lock).or_default();
+            s.contentions += 1;
+            for (n, i) in bits(mask).enumerate() {
+                if waits_for.contains_key(&i) {
+                    continue;
+                }
+                waits_for.insert(i, lock);
+                if n > 0 {
+                    s.serialized_lanes += 1;
+                    rounds[0].0 &= !(1 << i);
+                    if rounds.len() <= n {
+                        rounds.push((0, Some(lock)));
+                    }
+                    rounds[n].0 |= 1 << i;
+                }
+            }
+        }
+        let region = self.next_region;
+        self.next_region += 1;
+        for i in bits(stay) {
+            self.lanes[i].regions.push(Membership {
+                region,
+                lock: waits_for.get(&i).copied(),
+                depth: top.depth,
             });
         }
+        let at = self.stack.len() - 1;
+        let _ = left;
+        self.stack[at] = Entry {
+            pc: Pc::Join(region),
+            rpc: top.rpc,
+            mask: stay,
+            depth: top.depth,
+            func: top.func,
+            serialized: top.serialized,
+        };
+        for &(mask, lock) in rounds.iter().rev() {
+            self.stack.push(Entry {
+                pc: Pc::Resume,
+                rpc: Pc::Join(region),
+                mask,
+                depth: top.depth,
+                func: top.func,
+                serialized: lock.or(top.serialized),
+            });
+        }
+        true
     }
 }
 
-fn add_group(groups: &mut Vec<(CBlockId, u64, u64)>, block: CBlockId, func: u64, lane: usize) {
+fn add_group(groups: &mut Vec<Group>, block: CBlockId, func: u64, lane: usize) {
     match groups.iter_mut().find(|g| g.0 == block && g.1 == func) {
         Some(g) => g.2 |= 1 << lane,
         None => groups.push((block, func, 1 << lane)),
+    }
+}
+
+fn add_callee(callees: &mut Vec<Callee>, call: CBlockId, block: CBlockId, func: u64, lane: usize) {
+    match callees
+        .iter_mut()
+        .find(|c| c.0 == call && c.1 == block && c.2 == func)
+    {
+        Some(c) => c.3 |= 1 << lane,
+        None => callees.push((call, block, func, 1 << lane)),
     }
 }
 

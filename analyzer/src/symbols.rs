@@ -31,6 +31,15 @@ pub fn demangle(raw: &str) -> String {
     }
 }
 
+/// A symbol without its ELF version (`pthread_mutex_lock@@GLIBC_2.2.5` →
+/// `pthread_mutex_lock`).
+pub fn unversioned(raw: &str) -> &str {
+    match raw.find('@') {
+        Some(at) if at > 0 => &raw[..at],
+        _ => raw,
+    }
+}
+
 /// A source location.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SourceLine {
@@ -76,7 +85,7 @@ impl Symbols {
             names.push(if r.is_empty() {
                 format!("{:#x}", f.entry)
             } else {
-                demangle(&r)
+                demangle(unversioned(&r))
             });
             raw.push(r);
             entries.push(f.entry);
@@ -126,7 +135,10 @@ impl Symbols {
         (1..self.names.len())
             .filter(|&i| {
                 let d = &self.names[i];
-                self.raw[i] == query || d == query || d.split('(').next() == Some(query)
+                self.raw[i] == query
+                    || d == query
+                    || d.split('(').next() == Some(query)
+                    || unversioned(&self.raw[i]) == query
             })
             .map(|i| i as FunctionId)
             .collect()
@@ -157,15 +169,33 @@ impl SourceLines {
         SourceLines { modules }
     }
 
-    /// The source line of the instruction at `addr`, if its module has
-    /// line information and its file can still be read.
-    pub fn line(&self, addr: u64) -> Option<SourceLine> {
+    /// The loader of the module holding `addr`, and the address in its file.
+    fn module(&self, addr: u64) -> Option<(&addr2line::Loader, u64)> {
         let m = self
             .modules
             .iter()
             .find(|m| addr.wrapping_sub(m.base) < m.size)?;
         let (loader, bias) = m.loaded.get_or_init(|| load(&m.path, m.base)).as_ref()?;
-        let loc = loader.find_location(addr.wrapping_sub(*bias)).ok()??;
+        Some((loader, addr.wrapping_sub(*bias)))
+    }
+
+    /// The symbol (function or data, from the module's symbol table) that
+    /// holds `addr`, as `name` or `name+0xoffset`.
+    pub fn symbol(&self, addr: u64) -> Option<String> {
+        let (loader, probe) = self.module(addr)?;
+        let sym = loader.find_symbol_info(probe)?;
+        let name = demangle(unversioned(sym.name()));
+        Some(match probe - sym.address() {
+            0 => name,
+            off => format!("{name}+{off:#x}"),
+        })
+    }
+
+    /// The source line of the instruction at `addr`, if its module has
+    /// line information and its file can still be read.
+    pub fn line(&self, addr: u64) -> Option<SourceLine> {
+        let (loader, probe) = self.module(addr)?;
+        let loc = loader.find_location(probe).ok()??;
         Some(SourceLine {
             file: loc.file?.to_string(),
             line: loc.line?,
@@ -198,6 +228,8 @@ mod tests {
         w.function(0x2000, 0, "main").unwrap();
         w.function(0x3000, 0, "").unwrap();
         w.function(0x4000, 0, "main._omp_fn.0").unwrap();
+        w.function(0x5000, 0, "pthread_mutex_lock@@GLIBC_2.2.5")
+            .unwrap();
         let trace = t.finish();
         let s = Symbols::new(trace.blocks());
         assert_eq!(s.name(1), "foo(int)");
@@ -208,6 +240,8 @@ mod tests {
         assert_eq!(s.find("foo(int)"), [1]);
         assert_eq!(s.find("main"), [2]);
         assert_eq!(s.matching(|n| n.contains("._omp_fn.")), [4]);
+        assert_eq!(s.name(5), "pthread_mutex_lock");
+        assert_eq!(s.find("pthread_mutex_lock"), [5]);
         assert_eq!(s.at_entry(0x2000), Some(2));
         assert_eq!(s.entry(4), Some(0x4000));
         assert_eq!(SourceLines::new(trace.blocks()).line(0x1000), None);

@@ -1,59 +1,11 @@
 //! The replay on hand-built traces whose warp and thread instruction counts
 //! are worked out by hand in each test's comment.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+mod common;
+
+use common::Prog;
 use tf_analyzer::{analyze, Options, Silent};
-use tf_trace::{BlockDef, BlockId, EndKind, FunctionId, Trace, TraceWriter};
-
-/// A trace under construction: functions and blocks of 1-byte instructions.
-struct Prog {
-    dir: std::path::PathBuf,
-    w: Option<TraceWriter>,
-}
-
-impl Prog {
-    fn new() -> Prog {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "tf-replay-test-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        let w = TraceWriter::create(&dir).unwrap();
-        Prog { dir, w: Some(w) }
-    }
-    fn w(&mut self) -> &mut TraceWriter {
-        self.w.as_mut().unwrap()
-    }
-    fn func(&mut self, entry: u64, name: &str) -> FunctionId {
-        self.w().function(entry, 0, name).unwrap()
-    }
-    /// A block of `n` one-byte instructions at `addr`.
-    fn block(&mut self, addr: u64, n: usize, end: EndKind, f: FunctionId) -> BlockId {
-        self.w()
-            .block(&BlockDef::new(addr).insns(&vec![1; n]).end(end).function(f))
-            .unwrap()
-    }
-    /// Thread `tid` runs `blocks` (no memory accesses).
-    fn thread(&mut self, tid: u64, blocks: &[BlockId]) {
-        let mut t = self.w().thread(tid).unwrap();
-        for &b in blocks {
-            t.exec(b, &[]).unwrap();
-        }
-    }
-    fn finish(mut self) -> (Trace, Cleanup) {
-        self.w.take().unwrap().finish().unwrap();
-        (Trace::open(&self.dir).unwrap(), Cleanup(self.dir.clone()))
-    }
-}
-
-struct Cleanup(std::path::PathBuf);
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use tf_trace::{EndKind, Trace};
 
 /// (warp instructions, thread instructions) of the whole program at `width`,
 /// one unit per thread.

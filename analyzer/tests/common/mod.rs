@@ -1,0 +1,55 @@
+//! Building small traces by hand for the analyzer's tests.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use tf_trace::{BlockDef, BlockId, EndKind, FunctionId, Trace, TraceWriter};
+
+/// A trace under construction: functions and blocks of 1-byte instructions.
+pub struct Prog {
+    dir: std::path::PathBuf,
+    w: Option<TraceWriter>,
+}
+
+impl Prog {
+    pub fn new() -> Prog {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "tf-replay-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let w = TraceWriter::create(&dir).unwrap();
+        Prog { dir, w: Some(w) }
+    }
+    pub fn w(&mut self) -> &mut TraceWriter {
+        self.w.as_mut().unwrap()
+    }
+    pub fn func(&mut self, entry: u64, name: &str) -> FunctionId {
+        self.w().function(entry, 0, name).unwrap()
+    }
+    /// A block of `n` one-byte instructions at `addr`.
+    pub fn block(&mut self, addr: u64, n: usize, end: EndKind, f: FunctionId) -> BlockId {
+        self.w()
+            .block(&BlockDef::new(addr).insns(&vec![1; n]).end(end).function(f))
+            .unwrap()
+    }
+    /// Thread `tid` runs `blocks` (no memory accesses).
+    pub fn thread(&mut self, tid: u64, blocks: &[BlockId]) {
+        let mut t = self.w().thread(tid).unwrap();
+        for &b in blocks {
+            t.exec(b, &[]).unwrap();
+        }
+    }
+    pub fn finish(mut self) -> (Trace, Cleanup) {
+        self.w.take().unwrap().finish().unwrap();
+        (Trace::open(&self.dir).unwrap(), Cleanup(self.dir.clone()))
+    }
+}
+
+pub struct Cleanup(std::path::PathBuf);
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
