@@ -1,0 +1,189 @@
+//! `tf analyze` on workloads traced with the real tracer, against
+//! efficiencies derived by hand from the programs' structure (see the comment
+//! at the top of `workloads/divergence.c`).
+
+mod common;
+
+use common::*;
+
+/// Traces `divergence KERNEL N` and analyses it with `args`.
+fn divergence(kernel: &str, n: u64, args: &[&str]) -> serde_json::Value {
+    let dir = tempdir();
+    let trace_dir = dir.path().join("trace");
+    trace_ok(
+        &trace_dir,
+        &workload("divergence"),
+        &[kernel, &n.to_string()],
+    );
+    analyze_json(&trace_dir, args)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn odd_and_even_lanes_each_run_at_half_efficiency() {
+    // 64 items; in a warp of W consecutive items W/2 call odd_work and W/2
+    // call even_work: thread = W/2 × warp for both, 50% exactly.
+    let r = divergence(
+        "oddeven",
+        64,
+        &["--unit", "call:worker", "--warp", "8,16,32"],
+    );
+    for w in [8u64, 16, 32] {
+        let res = width(&r, w);
+        assert_eq!(res["units"], 64);
+        assert_eq!(res["warps"], 64 / w);
+        for name in ["odd_work", "even_work"] {
+            let f = function(res, name);
+            let (t, wi) = (
+                f["thread_instructions"].as_u64().unwrap(),
+                f["warp_instructions"].as_u64().unwrap(),
+            );
+            assert_eq!(t, wi * w / 2, "{name} at W = {w}");
+            assert!(close(f["simt_efficiency"].as_f64().unwrap(), 0.5));
+        }
+    }
+}
+
+#[test]
+fn trip_count_equal_to_the_lane_index() {
+    // Item i calls body() (i mod 32) + 1 times. W = 32: every warp holds
+    // items with trip counts 1..=32, so body runs 32 times with 32, 31, …, 1
+    // lanes: efficiency 528 / (32 × 32) = (W+1)/(2W) = 33/64.
+    // W = 16: warps alternate trips 1..=16 (16 rounds, 136 lane-calls) and
+    // 17..=32 (32 rounds, 392 lane-calls): (136 + 392) / ((16 + 32) × 16) = 11/16.
+    let r = divergence(
+        "triangle",
+        64,
+        &["--unit", "call:worker", "--warp", "16,32"],
+    );
+    let body32 = function(width(&r, 32), "body");
+    assert!(
+        close(body32["simt_efficiency"].as_f64().unwrap(), 33.0 / 64.0),
+        "{body32}"
+    );
+    let body16 = function(width(&r, 16), "body");
+    assert!(
+        close(body16["simt_efficiency"].as_f64().unwrap(), 11.0 / 16.0),
+        "{body16}"
+    );
+    // body is straight-line: the same instructions per call in both cases.
+    let per_call = body32["thread_instructions"].as_u64().unwrap() / (2 * 528);
+    assert_eq!(
+        body16["thread_instructions"].as_u64().unwrap(),
+        per_call * 2 * 528
+    );
+    assert_eq!(
+        body32["warp_instructions"].as_u64().unwrap(),
+        per_call * 2 * 32
+    );
+}
+
+#[test]
+fn uniform_work_is_fully_efficient_and_auto_units_with_by_function_batching_agree() {
+    // Every item calls body() 8 times: 100% at every width dividing 64.
+    let r = divergence("uniform", 64, &["--unit", "call:worker", "--warp", "8,32"]);
+    for w in [8, 32] {
+        let res = width(&r, w);
+        assert!(close(
+            function(res, "body")["simt_efficiency"].as_f64().unwrap(),
+            1.0
+        ));
+        assert!(close(
+            function(res, "worker")["simt_efficiency"].as_f64().unwrap(),
+            1.0
+        ));
+    }
+    // --unit auto: each thread's start routine call (main for the first
+    // thread); by-function batching keeps main's unit out of the workers' warps.
+    let r = divergence("uniform", 64, &["--batch", "by-function", "--warp", "32"]);
+    let res = width(&r, 32);
+    assert_eq!(res["units"], 65);
+    assert_eq!(res["warps"], 3);
+    assert!(close(
+        function(res, "body")["simt_efficiency"].as_f64().unwrap(),
+        1.0
+    ));
+}
+
+#[test]
+fn csv_has_the_json_numbers() {
+    let dir = tempdir();
+    let trace_dir = dir.path().join("trace");
+    trace_ok(&trace_dir, &workload("divergence"), &["oddeven", "32"]);
+    let csv = dir.path().join("out.csv");
+    let out = tf()
+        .arg("analyze")
+        .arg(&trace_dir)
+        .args(["--unit", "call:worker", "--warp", "8,32", "--csv"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let json = analyze_json(&trace_dir, &["--unit", "call:worker", "--warp", "8,32"]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for line in text.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let w: u64 = cells[col("warp_size")].parse().unwrap();
+        let name = cells[col("function")];
+        let (thread, warp) = if name == "[all]" {
+            let r = width(&json, w);
+            (
+                r["thread_instructions"].as_u64().unwrap(),
+                r["warp_instructions"].as_u64().unwrap(),
+            )
+        } else {
+            let f = function(width(&json, w), name);
+            (
+                f["thread_instructions"].as_u64().unwrap(),
+                f["warp_instructions"].as_u64().unwrap(),
+            )
+        };
+        assert_eq!(
+            cells[col("thread_instructions")].parse::<u64>().unwrap(),
+            thread,
+            "{line}"
+        );
+        assert_eq!(
+            cells[col("warp_instructions")].parse::<u64>().unwrap(),
+            warp,
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn bad_options_get_one_line_errors() {
+    let dir = tempdir();
+    let trace_dir = dir.path().join("trace");
+    trace_ok(&trace_dir, &workload("divergence"), &["uniform", "2"]);
+    for (args, needle) in [
+        (vec!["--warp", "65"], "--warp 65"),
+        (vec!["--warp", "0"], "--warp 0"),
+        (vec!["--unit", "call:no_such_function"], "no_such_function"),
+        (vec!["--unit", "loop:x"], "--unit"),
+        (vec!["--batch", "random"], "--batch"),
+    ] {
+        let out = tf()
+            .arg("analyze")
+            .arg(&trace_dir)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    let out = tf()
+        .args(["analyze", "/nonexistent/trace"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/nonexistent/trace"), "{err}");
+}

@@ -1,0 +1,121 @@
+//! Helpers for the end-to-end tests: build the workloads, run `tf`.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The `tf` binary under test.
+pub fn tf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tf"))
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds the workloads once (at -O1) and returns the path of `name`.
+pub fn workload(name: &str) -> PathBuf {
+    workload_at(name, "-O1")
+}
+
+/// Builds the workloads at optimization level `opt` (once per level per test
+/// binary) and returns the path of `name`.
+pub fn workload_at(name: &str, opt: &str) -> PathBuf {
+    static BUILT: OnceLock<std::sync::Mutex<Vec<String>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    let mut built = built.lock().unwrap();
+    let dir = root()
+        .join("workloads")
+        .join("build")
+        .join(opt.trim_start_matches('-'));
+    if !built.iter().any(|o| o == opt) {
+        let status = Command::new("make")
+            .arg("-s")
+            .arg("-C")
+            .arg(root().join("workloads"))
+            .arg(format!("OPT={opt}"))
+            .status()
+            .expect("make is installed (scripts/setup.sh)");
+        assert!(status.success(), "building the workloads at {opt} failed");
+        built.push(opt.to_string());
+    }
+    dir.join(name)
+}
+
+/// Runs `tf trace -o DIR -- program args` and returns the output; the trace
+/// is in `dir`.
+pub fn trace(dir: &Path, program: &Path, args: &[&str]) -> Output {
+    let out = tf()
+        .arg("trace")
+        .arg("-o")
+        .arg(dir)
+        .arg("--")
+        .arg(program)
+        .args(args)
+        .output()
+        .expect("run tf trace");
+    out
+}
+
+/// Like [`trace`], and checks that the program exited with 0.
+pub fn trace_ok(dir: &Path, program: &Path, args: &[&str]) -> Output {
+    let out = trace(dir, program, args);
+    assert!(
+        out.status.success(),
+        "tf trace {} failed: {}\n{}",
+        program.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Runs `tf analyze TRACE ARGS --json FILE` and returns the JSON.
+pub fn analyze_json(trace: &Path, args: &[&str]) -> Value {
+    let json = trace.with_extension("json");
+    let out = tf()
+        .arg("analyze")
+        .arg(trace)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run tf analyze");
+    assert!(
+        out.status.success(),
+        "tf analyze failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
+/// The result for warp width `w`.
+pub fn width(report: &Value, w: u64) -> &Value {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["warp_size"] == w)
+        .unwrap_or_else(|| panic!("no result for W = {w}"))
+}
+
+/// The entry of function `name` in a width's result.
+pub fn function<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no function {name} in the result"))
+}
+
+/// A fresh temporary directory for a trace (removed when dropped).
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("tf-test-")
+        .tempdir()
+        .unwrap()
+}

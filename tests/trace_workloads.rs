@@ -1,0 +1,429 @@
+//! `tf trace` through the real Valgrind tracer on small workloads whose
+//! traces are known from their source.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+use std::path::Path;
+use tf_analyzer::blocks::{steps, CanonicalBlocks};
+use tf_analyzer::symbols::Symbols;
+use tf_trace::{Event, LockKind, Trace};
+
+/// Per thread: (start routine name, events of interest).
+fn lock_events(trace: &Trace) -> HashMap<u64, (String, Vec<(bool, LockKind, u64)>)> {
+    let symbols = Symbols::new(trace.blocks());
+    let mut out = HashMap::new();
+    for t in trace.threads() {
+        let mut r = trace.read_thread(t.tid).unwrap();
+        let mut start = String::new();
+        let mut events = Vec::new();
+        while let Some(ev) = r.next_event() {
+            match ev.unwrap() {
+                Event::ThreadStart { start_routine, .. } => {
+                    start = symbols
+                        .at_entry(start_routine)
+                        .map(|f| symbols.name(f).to_string())
+                        .unwrap_or_default();
+                }
+                Event::LockAcquire { kind, lock } => events.push((true, kind, lock)),
+                Event::LockRelease { kind, lock } => events.push((false, kind, lock)),
+                _ => {}
+            }
+        }
+        out.insert(t.tid, (start, events));
+    }
+    out
+}
+
+/// Executions of each canonical block of function `name` in thread `tid`
+/// (a tracer's block may run into the loop body; canonical blocks split it).
+fn block_counts(trace: &Trace, tid: u64, name: &str) -> HashMap<u32, u64> {
+    let symbols = Symbols::new(trace.blocks());
+    let canon = CanonicalBlocks::build(trace.blocks());
+    let mut counts = HashMap::new();
+    let mut r = trace.read_thread(tid).unwrap();
+    while let Some(ev) = r.next_event() {
+        if let Event::Block(x) = ev.unwrap() {
+            for s in steps(&canon, x.block, x.insns, x.complete, x.accesses()) {
+                if symbols.name(canon.block(s.cblock).function) == name {
+                    *counts.entry(s.cblock).or_default() += 1;
+                }
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+fn a_loop_of_n_iterations_shows_its_block_n_times() {
+    for n in [1000u64, 1777] {
+        let dir = tempdir();
+        let out = trace_ok(dir.path(), &workload("loop"), &[&n.to_string()]);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            (3 * n * (n - 1) / 2).to_string()
+        );
+        let trace = Trace::open(dir.path()).unwrap();
+        let counts = block_counts(&trace, 1, "loop_n");
+        assert!(
+            counts.values().any(|&c| c == n),
+            "no block of loop_n ran {n} times: {counts:?}"
+        );
+        assert!(counts.values().all(|&c| c <= n), "{counts:?}");
+    }
+}
+
+#[test]
+fn an_array_walk_shows_base_plus_i_times_size() {
+    let n = 1000u64;
+    let dir = tempdir();
+    let out = trace_ok(dir.path(), &workload("array_walk"), &[&n.to_string()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let base = u64::from_str_radix(
+        stdout
+            .split("base=0x")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap(),
+        16,
+    )
+    .unwrap();
+    let trace = Trace::open(dir.path()).unwrap();
+    let symbols = Symbols::new(trace.blocks());
+    let mut reads = Vec::new();
+    let mut stack = (0, 0);
+    let mut r = trace.read_thread(1).unwrap();
+    while let Some(ev) = r.next_event() {
+        match ev.unwrap() {
+            Event::ThreadStart {
+                stack_lo, stack_hi, ..
+            } => stack = (stack_lo, stack_hi),
+            Event::Block(x) => {
+                let b = trace.blocks().block(x.block).unwrap();
+                if symbols.name(b.function()) == "walk" {
+                    // Reads that are not on the stack (walk's `ret` pops one there).
+                    let heap = x
+                        .accesses()
+                        .iter()
+                        .filter(|a| !a.write && !(stack.0..stack.1).contains(&a.addr));
+                    reads.extend(heap.map(|a| (a.addr, a.size)));
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(reads.len(), n as usize, "one 8-byte read per element");
+    for (i, &(addr, size)) in reads.iter().enumerate() {
+        assert_eq!((addr, size), (base + 8 * i as u64, 8), "element {i}");
+    }
+}
+
+#[test]
+fn lock_events_match_the_programs_calls() {
+    let (threads, iters) = (3usize, 5usize);
+    let dir = tempdir();
+    let out = trace_ok(
+        dir.path(),
+        &workload("locks"),
+        &[&threads.to_string(), &iters.to_string()],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let addr = |name: &str| {
+        let v = stdout
+            .split(&format!("{name}=0x"))
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        u64::from_str_radix(v, 16).unwrap()
+    };
+    let (mutex, held, cv_mutex, spin, rwlock, sem) = (
+        addr("mutex"),
+        addr("held"),
+        addr("cv_mutex"),
+        addr("spin"),
+        addr("rwlock"),
+        addr("sem"),
+    );
+    let trace = Trace::open(dir.path()).unwrap();
+    let by_thread = lock_events(&trace);
+    assert_eq!(by_thread.len(), 1 + 2 + threads);
+    let count = |evs: &[(bool, LockKind, u64)], acquire: bool, kind: LockKind, lock: u64| {
+        evs.iter().filter(|e| **e == (acquire, kind, lock)).count()
+    };
+    let mut workers = 0;
+    for (start, evs) in by_thread.values() {
+        match start.as_str() {
+            "worker" => {
+                workers += 1;
+                // ITERS rounds plus one successful trylock at the end.
+                assert_eq!(count(evs, true, LockKind::Mutex, mutex), iters + 1);
+                assert_eq!(count(evs, false, LockKind::Mutex, mutex), iters + 1);
+                assert_eq!(count(evs, true, LockKind::Spin, spin), iters);
+                assert_eq!(count(evs, false, LockKind::Spin, spin), iters);
+                assert_eq!(count(evs, true, LockKind::RwRead, rwlock), iters);
+                assert_eq!(count(evs, true, LockKind::RwWrite, rwlock), iters);
+                assert_eq!(
+                    evs.iter().filter(|e| !e.0 && e.2 == rwlock).count(),
+                    2 * iters
+                );
+                assert_eq!(count(evs, true, LockKind::Semaphore, sem), iters);
+                assert_eq!(count(evs, false, LockKind::Semaphore, sem), iters);
+                assert_eq!(evs.len(), 10 * iters + 2);
+                // Every release follows the acquire of the same lock.
+                for pair in evs.chunks(2) {
+                    assert!(
+                        pair[0].0 && !pair[1].0 && pair[0].2 == pair[1].2,
+                        "{pair:?}"
+                    );
+                }
+            }
+            "try_held" => assert!(evs.is_empty(), "a failed trylock acquires nothing: {evs:?}"),
+            "waiter" => {
+                // lock; cond_wait (release + re-acquire) at least once; unlock.
+                let acquires = count(evs, true, LockKind::Mutex, cv_mutex);
+                assert!(acquires >= 2, "{evs:?}");
+                assert_eq!(count(evs, false, LockKind::Mutex, cv_mutex), acquires);
+                assert_eq!(evs.len(), 2 * acquires);
+            }
+            "" => {
+                // main: held once, cv_mutex at least once.
+                assert_eq!(count(evs, true, LockKind::Mutex, held), 1);
+                assert_eq!(count(evs, false, LockKind::Mutex, held), 1);
+                assert!(count(evs, true, LockKind::Mutex, cv_mutex) >= 1);
+            }
+            other => panic!("unexpected start routine {other}"),
+        }
+    }
+    assert_eq!(workers, threads);
+}
+
+#[test]
+fn openmp_critical_and_atomic_are_locks() {
+    let n = 64;
+    let dir = tempdir();
+    trace_ok(dir.path(), &workload("omp_locks"), &[&n.to_string()]);
+    let trace = Trace::open(dir.path()).unwrap();
+    let mut counts: HashMap<(bool, LockKind), usize> = HashMap::new();
+    for (_, evs) in lock_events(&trace).values() {
+        for &(acq, kind, _) in evs {
+            *counts.entry((acq, kind)).or_default() += 1;
+        }
+    }
+    for kind in [
+        LockKind::OmpCritical,
+        LockKind::OmpCriticalNamed,
+        LockKind::OmpAtomic,
+    ] {
+        assert_eq!(counts.get(&(true, kind)), Some(&n), "{kind:?}: {counts:?}");
+        assert_eq!(counts.get(&(false, kind)), Some(&n), "{kind:?}: {counts:?}");
+    }
+}
+
+#[test]
+fn threads_have_unique_ids_parents_and_start_routines() {
+    let t = 4;
+    let dir = tempdir();
+    trace_ok(dir.path(), &workload("threads"), &[&t.to_string()]);
+    let trace = Trace::open(dir.path()).unwrap();
+    let symbols = Symbols::new(trace.blocks());
+    let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
+    assert_eq!(tids, (1..=1 + 2 * t as u64).collect::<Vec<_>>());
+    let mut parent = HashMap::new();
+    let mut routine = HashMap::new();
+    for &tid in &tids {
+        let mut r = trace.read_thread(tid).unwrap();
+        match r.next_event().unwrap().unwrap() {
+            Event::ThreadStart {
+                parent: p,
+                start_routine,
+                stack_lo,
+                stack_hi,
+            } => {
+                assert!(stack_lo < stack_hi, "thread {tid} has no stack range");
+                parent.insert(tid, p);
+                routine.insert(
+                    tid,
+                    symbols
+                        .at_entry(start_routine)
+                        .map(|f| symbols.name(f).to_string())
+                        .unwrap_or_default(),
+                );
+            }
+            other => panic!("thread {tid} starts with {other:?}"),
+        }
+    }
+    assert_eq!(parent[&1], 0);
+    let workers: Vec<u64> = tids
+        .iter()
+        .copied()
+        .filter(|t| routine[t] == "worker")
+        .collect();
+    let helpers: Vec<u64> = tids
+        .iter()
+        .copied()
+        .filter(|t| routine[t] == "helper")
+        .collect();
+    assert_eq!((workers.len(), helpers.len()), (t, t));
+    assert!(workers.iter().all(|w| parent[w] == 1));
+    let mut helper_parents: Vec<u64> = helpers.iter().map(|h| parent[h]).collect();
+    helper_parents.sort();
+    assert_eq!(helper_parents, workers);
+    let m = trace.manifest().unwrap();
+    assert!(m.complete);
+    assert_eq!(m.threads.len(), 1 + 2 * t);
+}
+
+#[test]
+fn a_crash_leaves_a_readable_trace_and_exit_status_139() {
+    let dir = tempdir();
+    let out = trace(dir.path(), &workload("crash"), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(139),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "threads done\n");
+    let trace = Trace::open(dir.path()).unwrap();
+    assert!(trace.problems().is_empty(), "{:?}", trace.problems());
+    assert_eq!(trace.threads().len(), 4);
+    let m = trace.manifest().unwrap();
+    assert_eq!(m.exit_signal, Some(11));
+    let symbols = Symbols::new(trace.blocks());
+    let mut last_main = None;
+    for t in trace.threads() {
+        let mut r = trace.read_thread(t.tid).unwrap();
+        let mut blocks = 0;
+        while let Some(ev) = r.next_event() {
+            if let Event::Block(x) = ev.expect("no damage") {
+                blocks += 1;
+                if t.tid == 1 {
+                    last_main = Some((x.block, x.complete, x.insns));
+                }
+            }
+        }
+        assert!(blocks > 0);
+    }
+    // The last block of the main thread is the one that faulted in main():
+    // the load from address 0 did not complete.
+    let (block, complete, insns) = last_main.unwrap();
+    let b = trace.blocks().block(block).unwrap();
+    assert_eq!(symbols.name(b.function()), "main");
+    assert!(
+        !complete && (insns as usize) < b.n_insns(),
+        "the faulting block must be partial"
+    );
+}
+
+#[test]
+fn the_program_keeps_stdin_stdout_and_exit_status() {
+    use std::io::Write;
+    let dir = tempdir();
+    let mut child = tf()
+        .arg("trace")
+        .arg("-o")
+        .arg(dir.path())
+        .args(["--", "sh", "-c", "read x; echo \"got $x\"; exit 7"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"hello\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "got hello\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "one summary line: {stderr}");
+    assert!(stderr.starts_with("tf: traced 1 thread,"), "{stderr}");
+}
+
+#[test]
+fn without_o_a_new_directory_is_chosen_and_old_traces_are_kept() {
+    let cwd = tempdir();
+    for _ in 0..2 {
+        let out = tf()
+            .current_dir(cwd.path())
+            .args(["trace", "--", "true"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    for n in 1..=2 {
+        let d = cwd.path().join(format!("trace-true-{n}"));
+        assert!(
+            Trace::open(&d).unwrap().manifest().unwrap().complete,
+            "{}",
+            d.display()
+        );
+    }
+    // -o into a directory holding a trace is refused and the trace is kept.
+    let first = cwd.path().join("trace-true-1");
+    let before = std::fs::read(first.join("manifest")).unwrap();
+    let out = tf()
+        .arg("trace")
+        .arg("-o")
+        .arg(&first)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not empty") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(std::fs::read(first.join("manifest")).unwrap(), before);
+}
+
+/// Runs `tf info` and returns (status, stdout, stderr).
+fn info(dir: &Path) -> (i32, String, String) {
+    let out = tf().arg("info").arg(dir).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn info_reads_up_to_damage_and_names_it() {
+    let dir = tempdir();
+    trace_ok(dir.path(), &workload("threads"), &["2"]);
+    let (status, stdout, stderr) = info(dir.path());
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stdout.contains("worker") && stdout.contains("helper"),
+        "{stdout}"
+    );
+
+    // Cut thread 1's stream in the middle of its first chunk: its events are
+    // gone, the other threads are still described, and the damage is named.
+    let file = dir.path().join("thread-1.tfc");
+    let bytes = std::fs::read(&file).unwrap();
+    for cut in [bytes.len() / 2, 40, bytes.len() - 1] {
+        std::fs::write(&file, &bytes[..cut]).unwrap();
+        let (status, stdout, stderr) = info(dir.path());
+        assert_eq!(status, 1);
+        assert!(
+            stderr.contains("thread-1.tfc: byte 32:"),
+            "cut at {cut}: {stderr}"
+        );
+        assert!(stdout.contains("helper"), "{stdout}");
+    }
+    // A flipped byte is caught by the checksum.
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x10;
+    std::fs::write(&file, &flipped).unwrap();
+    let (status, _, stderr) = info(dir.path());
+    assert_eq!(status, 1);
+    assert!(
+        stderr.contains("thread-1.tfc: byte 32:") && stderr.contains("checksum"),
+        "{stderr}"
+    );
+}
