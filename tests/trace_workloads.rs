@@ -10,8 +10,11 @@ use tf_analyzer::blocks::{steps, CanonicalBlocks};
 use tf_analyzer::symbols::Symbols;
 use tf_trace::{Event, LockKind, Trace};
 
-/// Per thread: (start routine name, events of interest).
-fn lock_events(trace: &Trace) -> HashMap<u64, (String, Vec<(bool, LockKind, u64)>)> {
+/// One lock event: (acquire, kind, lock address).
+type LockEvent = (bool, LockKind, u64);
+
+/// Per thread: (start routine name, its lock events).
+fn lock_events(trace: &Trace) -> HashMap<u64, (String, Vec<LockEvent>)> {
     let symbols = Symbols::new(trace.blocks());
     let mut out = HashMap::new();
     for t in trace.threads() {
@@ -152,7 +155,7 @@ fn lock_events_match_the_programs_calls() {
     let trace = Trace::open(dir.path()).unwrap();
     let by_thread = lock_events(&trace);
     assert_eq!(by_thread.len(), 1 + 2 + threads);
-    let count = |evs: &[(bool, LockKind, u64)], acquire: bool, kind: LockKind, lock: u64| {
+    let count = |evs: &[LockEvent], acquire: bool, kind: LockKind, lock: u64| {
         evs.iter().filter(|e| **e == (acquire, kind, lock)).count()
     };
     let mut workers = 0;
