@@ -2,13 +2,20 @@
  * trace format (trace-format/FORMAT.md). Declarations shared by its files:
  *
  *   tf_main.c        tool registration, options, core callbacks, fini
- *   tf_instrument.c  VEX IR instrumentation (inline stores, no dirty calls
+ *   tf_instrument.c  VEX IR instrumentation (inline stores, no helper calls
  *                    on the common path)
- *   tf_raw.c         the raw buffer that instrumented code fills, and its flush
- *   tf_thread.c      per-thread state: encoder, skip/lock state machine, events
+ *   tf_raw.c         per-thread raw buffers that instrumented code fills, and
+ *                    the encoder thread that drains them
+ *   tf_thread.c      per-thread encoding: skip/lock state machine, events
  *   tf_blocks.c      block table: ids, functions, modules, blocks.tfc
  *   tf_funcs.c       lock/runtime function table, --tf-only/--tf-exclude matching
  *   tf_output.c      files of the trace directory and the manifest
+ *
+ * Two OS threads work on a trace. The Valgrind thread runs the client (one
+ * client thread at a time) and the instrumented code appends raw records to
+ * the running client thread's segment. Full segments go to the encoder
+ * thread, which runs on another core and owns everything from there on:
+ * the per-thread state machines, the encoders and the thread files.
  */
 #ifndef TF_H
 #define TF_H
@@ -30,6 +37,8 @@
 #define TF_RET_DEPTH 64
 #define TF_CHUNK_TARGET (1u << 20)
 
+#define TF_MAX_THREADS 65536
+
 /* ------------------------------------------------------------------ */
 /* tf_main.c: options and global state                                 */
 
@@ -39,7 +48,7 @@ extern XArray *tf_exclude;      /* of const HChar*: --tf-exclude */
 extern Bool tf_disabled;        /* in a forked child: record nothing */
 extern Bool tf_verbose;         /* --tf-verbose=yes: describe roles on stderr */
 
-/* Prints "tf: <message>" on stderr. */
+/* Prints "tf: <message>" on stderr (Valgrind thread only). */
 void tf_error(const HChar *fmt, ...) PRINTF_CHECK(1, 2);
 
 /* ------------------------------------------------------------------ */
@@ -53,7 +62,8 @@ typedef enum {
    ROLE_WAIT,      /* barrier or join: skip (reason 1) */
    ROLE_EXCLUDE,   /* --tf-exclude: skip (reason 2) */
    ROLE_ONLY,      /* --tf-only: trace while it is on the call stack */
-   ROLE_CREATE     /* pthread_create: RDX is the new thread's start routine */
+   ROLE_CREATE     /* pthread_create: RDX is the new thread's start routine,
+                      noted by a helper call (thread creation is rare) */
 } Role;
 
 /* Where the lock address (or start routine) comes from. */
@@ -110,102 +120,160 @@ static inline Block *tf_block(UInt id)
 
 void tf_blocks_init(void);
 /* The id of the block of this shape, reusing the id of identical code at
- * the same address; a new block is appended to blocks.tfc. */
+ * the same address; a new block is appended to the block table. */
 UInt tf_block_get(const BlockShape *shape);
 UInt tf_blocks_count(void);
-/* Lowest block id at address a, or TF_NO_BLOCK. */
+/* Lowest block id at address a, or TF_NO_BLOCK. Safe in the encoder thread
+ * while the Valgrind thread defines new blocks. */
 UInt tf_block_at(Addr a);
-/* Writes the open block-table chunk: called before any thread chunk. */
+/* Writes the open block-table chunk. The Valgrind thread calls it before it
+ * hands a segment over, so the table is on disk before any thread chunk
+ * that uses it. */
 void tf_blocks_flush(void);
 /* The modules seen so far, as the manifest's `modules` array. */
 void tf_blocks_manifest_modules(tf_mp *mp);
 
 /* ------------------------------------------------------------------ */
-/* tf_raw.c: the raw buffer filled by instrumented code                  */
+/* Threads (tf_thread.c), and their raw segments (tf_raw.c)             */
 
-/* Raw records: a block word followed by the block's `slots` words.
- * Block word: id + 1 (bits 0..31); a partial execution also has bit 62 set,
- * n_insns in bits 32..43 and n_ops in bits 44..61. A zero word at the cursor
- * means no block is in progress. */
-#define TF_RAW_WORDS (1u << 15)
+/* Raw records in a segment: a block word and the block's `slots` words, or
+ * a marker. Block word: id + 1 in bits 0..31; a partial execution also has
+ * bit 62 set, n_insns in bits 32..43 and n_ops in bits 44..61. Marker: bit
+ * 63 set, its kind in bits 56..62, a payload in bits 0..55, maybe followed
+ * by more words. A zero word at the cursor means no block is in progress. */
 #define TF_RAW_PARTIAL (1ull << 62)
+#define TF_RAW_MARKER (1ull << 63)
 #define TF_RAW_MAX_PARTIAL_INSNS 0xFFFu
 #define TF_RAW_MAX_PARTIAL_OPS 0x3FFFFu
-
-extern ULong tf_raw_buf[];
-extern ULong *tf_raw_cursor;
+enum {
+   MK_START = 1,   /* + parent (Thread*), stack_lo, stack_hi */
+   MK_SYSCALL = 2, /* payload: number; + nanos */
+   MK_SIGNAL = 3,  /* payload: signo */
+   MK_SIGRET = 4,  /* payload: signo */
+   MK_EXIT = 5     /* payload: how */
+};
 
 static inline ULong tf_raw_partial_word(UInt id, UInt n_insns, UInt n_ops)
 {
    return (ULong)(id + 1) | TF_RAW_PARTIAL | ((ULong)n_insns << 32) | ((ULong)n_ops << 44);
 }
-/* The highest cursor value at which a block of `slots` slots may start. */
-static inline ULong *tf_raw_limit(UInt slots)
+static inline ULong tf_raw_marker(UInt kind, ULong payload)
 {
-   return &tf_raw_buf[TF_RAW_WORDS - slots - 2];
+   return TF_RAW_MARKER | ((ULong)kind << 56) | (payload & ((1ull << 56) - 1));
 }
 
-void tf_raw_init(void);
-/* Which thread's blocks the buffer holds: switching flushes it first. */
-struct Thread;
-void tf_raw_set_owner(struct Thread *t);
-struct Thread *tf_raw_owner(void);
-/* Hands everything in the buffer to its owner's encoder. */
-void tf_raw_flush(void);
-/* A synchronous fault at guest address `ip` interrupted the block in
- * progress, if any: record the instructions before `ip` as partial. */
-void tf_raw_fault(Addr ip);
-Bool tf_raw_in_progress(void);
-/* Called from instrumented code (dirty helpers). */
-ULong tf_raw_full_helper(void);
-void tf_raw_side_exit_helper(ULong p, ULong word, ULong slots);
+#define MAX_FRAMES 16
+#define MAX_RWLOCKS 16
 
-/* ------------------------------------------------------------------ */
-/* tf_thread.c: per-thread state                                         */
+/* One frame of the skip state machine (tf_thread.c). */
+typedef struct {
+   UChar mode;      /* TF_MODE_TRACE or a skip reason */
+   UChar pop;       /* PopRule */
+   UChar acquire;   /* lock kind taken when the frame pops, or TF_NO_LOCK */
+   UChar check_ret; /* ... only if the function returned 0 */
+   Int depth;       /* calls made inside the frame's function */
+   ULong count;     /* instructions skipped in this frame, not yet emitted */
+   Addr lock;
+} Frame;
 
-typedef struct Thread Thread;
+typedef struct Thread {
+   /* set by the Valgrind thread before the encoder thread sees the thread */
+   UInt tid, parent;
+   HChar file[32];
+   UChar header[TF_FILE_HEADER_SIZE];
+   /* Valgrind thread only */
+   ThreadId vgtid;
+   Int worker;        /* the encoder thread of this thread */
+   Addr created_routine; /* RDX at its last pthread_create (tf_note_create) */
+   ULong *seg;        /* the segment being filled */
+   ULong *cursor;     /* its cursor while the thread does not run */
+   Bool running;      /* between start_client_code and stop_client_code */
+   Bool started;      /* thread_start was written */
+   Bool ended_vg;     /* the stream's end was handed over */
+   Bool exit_syscall; /* the thread made the exit system call */
+   Bool mem_freed;
+   ULong syscall_start;
+   /* encoder thread only (the Valgrind thread reads them after tf_raw_drain) */
+   Addr stack_lo, stack_hi, start_routine;
+   ULong traced, skipped;
+   Bool file_created;
+   volatile Bool ended;     /* the stream is complete: mem may be freed */
+   Frame frames[MAX_FRAMES];
+   UInt n_frames;
+   struct {
+      Addr lock;
+      UChar kind;
+   } rw[MAX_RWLOCKS]; /* rwlocks held: what their unlock releases */
+   UInt n_rw;
+   tf_encoder enc;
+   void *mem;
+} Thread;
 
-/* The thread state of Valgrind thread `vgtid`, created on first use. */
-Thread *tf_thread_of(ThreadId vgtid);
-Thread *tf_thread_if_any(ThreadId vgtid);
-/* Notes that `child` was created by `parent` (before it runs). */
-void tf_thread_created(ThreadId parent, ThreadId child);
-/* The raw records [p, end) of thread t, into its encoder. */
+/* tf_thread.c (Valgrind thread) */
+Thread *tf_thread_new(ThreadId vgtid, Thread *parent);
+/* Its stack is known: the stream starts (thread_start). */
+void tf_thread_started(Thread *t);
+/* tf_thread.c (encoder thread) */
 void tf_thread_consume(Thread *t, const ULong *p, const ULong *end);
-void tf_thread_syscall(Thread *t, UInt number, ULong nanos);
-void tf_thread_signal(Thread *t, Int signo);
-void tf_thread_signal_return(Thread *t, Int signo);
-/* The thread's stream ends: `how` as in FORMAT.md thread_exit. */
-void tf_thread_end(Thread *t, UInt how);
-/* Valgrind thread `vgtid` made the exit syscall (it ends normally). */
-void tf_thread_note_exit(ThreadId vgtid);
-/* Ends every live thread's stream (process exit or death). */
-void tf_threads_end_all(void);
-/* Writes out every thread's open chunk (before exec, or a crash). */
-void tf_threads_flush_all(void);
-/* Syscall timing. */
-void tf_thread_syscall_start(ThreadId vgtid);
-ULong tf_thread_syscall_nanos(ThreadId vgtid);
-/* Manifest: the `threads` array and the totals. */
+void tf_threads_flush_encoders(UInt worker);
+/* tf_thread.c (Valgrind thread, after tf_raw_drain) */
 void tf_threads_manifest(tf_mp *mp, ULong *traced, ULong *skipped);
+Thread *tf_thread_at(UInt index); /* every thread, by tid - 1; NULL past the end */
 UInt tf_threads_count(void);
+void tf_threads_free_ended(void);
+
+/* tf_raw.c (Valgrind thread) */
+#define TF_SEG_WORDS (1u << 15)
+void tf_raw_init(Int shadow_base);
+/* IR offsets of the cursor and the limit (shadow area 1). */
+Int tf_raw_cursor_offset(void);
+Int tf_raw_limit_offset(void);
+/* Gives a thread a fresh segment. */
+void tf_raw_attach(Thread *t);
+/* The thread starts / stops running client code (start_client_code and
+ * stop_client_code): the cursor moves into / out of its guest state, and a
+ * nearly full segment is handed over. */
+void tf_raw_start(Thread *t);
+void tf_raw_stop(Thread *t);
+/* Room for a marker of `words` words; write it there, then tf_raw_wrote. */
+ULong *tf_raw_marker_room(Thread *t, UInt words);
+void tf_raw_wrote(Thread *t, ULong *end);
+/* Hands the thread's segment over; `more`: give it a new one. */
+void tf_raw_handoff(Thread *t, Bool more);
+/* A block of thread t is in progress (a fault interrupted it). */
+Bool tf_raw_in_progress(Thread *t);
+/* The block in progress faulted at guest address ip: the instructions
+ * before ip ran. */
+void tf_raw_fault(Thread *t, Addr ip);
+/* Hands every segment over and waits until the encoder thread has
+ * processed them; `flush`: it also writes every open chunk. */
+void tf_raw_drain(Bool flush);
+/* In a forked child: there is no encoder thread. */
+void tf_raw_forget(void);
+UInt tf_raw_workers(void);
+
+/* tf_main.c: called by instrumented code at pthread_create's entry. */
+void tf_note_create(ULong start_routine);
 
 /* ------------------------------------------------------------------ */
 /* tf_output.c: files                                                    */
 
-/* Creates the trace files that exist from the start; False on error. */
+/* Writes the first manifest; False on error. */
 Bool tf_output_init(void);
 /* Appends `len` bytes to file `name` of the trace directory; `header`
- * (32 bytes, or NULL) is written first when the file is created. */
+ * (32 bytes) is written first when the file is created. Safe in both
+ * threads: it only makes system calls. */
 Bool tf_output_append(const HChar *name, Bool *created, const UChar *header,
                       const UChar *data, SizeT len);
-/* Writes the manifest (atomically, by rename). */
+/* The first write error (a path), or NULL; reported by the Valgrind thread. */
+const HChar *tf_output_error(void);
 typedef struct {
    Bool complete;
    Bool have_exit_code;
    Long exit_code;
    Int exit_signal; /* 0 = none */
 } TfOutcome;
+/* Writes the manifest (atomically, by rename); call after tf_raw_drain. */
 void tf_manifest_write(const TfOutcome *o);
 
 #endif

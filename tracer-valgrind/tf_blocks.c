@@ -15,57 +15,79 @@
 Block *tf_block_chunks[MAX_BLOCK_CHUNKS];
 static UInt n_blocks;
 
-/* ---- open-addressing maps from an address to a 32-bit value ---- */
+/* ---- open-addressing maps from an address to a 32-bit value ----
+ * The encoder thread reads first_block_at while the Valgrind thread adds to
+ * it: an entry's value is stored before its key, and a grown table is
+ * complete before it is published (the old one is kept). */
 
 typedef struct {
-   Addr *keys;
+   Addr *keys; /* 0 = empty */
    UInt *vals;
-   UInt cap, used; /* cap is a power of two; key 0 is "empty" */
+   UInt cap;   /* a power of two */
+} MapTab;
+
+typedef struct {
+   MapTab *volatile tab;
+   UInt used;
 } AddrMap;
 
-static UInt map_slot(const AddrMap *m, Addr a)
+static UInt map_slot(const MapTab *t, Addr a)
 {
-   UInt i = (UInt)tf_hash(a, 32) & (m->cap - 1);
-   while (m->keys[i] != 0 && m->keys[i] != a)
-      i = (i + 1) & (m->cap - 1);
+   UInt i = (UInt)tf_hash(a, 32) & (t->cap - 1);
+   while (t->keys[i] != 0 && t->keys[i] != a)
+      i = (i + 1) & (t->cap - 1);
    return i;
+}
+
+static MapTab *map_tab(UInt cap)
+{
+   MapTab *t = VG_(malloc)("tf.map", sizeof(MapTab));
+   t->cap = cap;
+   t->keys = VG_(calloc)("tf.map", cap, sizeof(Addr));
+   t->vals = VG_(calloc)("tf.map", cap, sizeof(UInt));
+   return t;
 }
 
 static void map_init(AddrMap *m, UInt cap)
 {
-   m->cap = cap;
+   m->tab = map_tab(cap);
    m->used = 0;
-   m->keys = VG_(calloc)("tf.map", cap, sizeof(Addr));
-   m->vals = VG_(calloc)("tf.map", cap, sizeof(UInt));
 }
 
 static Bool map_get(const AddrMap *m, Addr a, UInt *val)
 {
-   UInt i = map_slot(m, a);
-   if (m->keys[i] == 0)
+   const MapTab *t = m->tab;
+   UInt i = map_slot(t, a);
+   if (t->keys[i] == 0)
       return False;
-   *val = m->vals[i];
+   *val = t->vals[i];
    return True;
+}
+
+static void tab_put(MapTab *t, Addr a, UInt val)
+{
+   UInt i = map_slot(t, a);
+   t->vals[i] = val;
+   __sync_synchronize();
+   t->keys[i] = a;
 }
 
 static void map_put(AddrMap *m, Addr a, UInt val)
 {
-   UInt i;
-   if (2 * (m->used + 1) > m->cap) {
-      AddrMap old = *m;
-      UInt j;
-      map_init(m, old.cap * 2);
-      for (j = 0; j < old.cap; j++)
-         if (old.keys[j] != 0)
-            map_put(m, old.keys[j], old.vals[j]);
-      VG_(free)(old.keys);
-      VG_(free)(old.vals);
+   MapTab *t = m->tab;
+   UInt j;
+   if (t->keys[map_slot(t, a)] == 0 && 2 * (m->used + 1) > t->cap) {
+      MapTab *bigger = map_tab(t->cap * 2);
+      for (j = 0; j < t->cap; j++)
+         if (t->keys[j] != 0)
+            tab_put(bigger, t->keys[j], t->vals[j]);
+      __sync_synchronize();
+      m->tab = bigger;
+      t = bigger;
    }
-   i = map_slot(m, a);
-   if (m->keys[i] == 0)
+   if (t->keys[map_slot(t, a)] == 0)
       m->used++;
-   m->keys[i] = a;
-   m->vals[i] = val;
+   tab_put(t, a, val);
 }
 
 static AddrMap first_block_at; /* address -> lowest block id there */
@@ -395,7 +417,8 @@ UInt tf_block_get(const BlockShape *s)
    b->slots = s->n_ops;
    b->arg_slot = TF_NO_SLOT;
    b->rax_slot = TF_NO_SLOT;
-   if (role.role != ROLE_NONE && role.arg != ARG_NONE && role.arg != ARG_FIXED)
+   if (role.role != ROLE_NONE && role.role != ROLE_CREATE && role.arg != ARG_NONE &&
+       role.arg != ARG_FIXED)
       b->arg_slot = (UShort)b->slots++;
    if (s->end == TF_END_RETURN)
       b->rax_slot = (UShort)b->slots++;
@@ -418,4 +441,18 @@ UInt tf_block_get(const BlockShape *s)
    rec.ops = s->ops;
    tf_table_block(&table, &rec);
    return id;
+}
+
+#include "pub_tool_libcfile.h"
+void tf_blocks_dump(void)
+{
+   Int fd = sr_Res(VG_(open)("/tmp/tfw/blocks.bin", VKI_O_WRONLY|VKI_O_CREAT|VKI_O_TRUNC, 0644));
+   UInt i;
+   for (i = 0; i < n_blocks; i++) {
+      Block *b = tf_block(i);
+      ULong rec[6] = {b->info.address, b->info.code_len, b->info.n_insns, b->info.n_ops, b->info.end, b->slots};
+      VG_(write)(fd, rec, sizeof rec);
+      VG_(write)(fd, b->info.op_flags, b->info.n_ops);
+   }
+   VG_(close)(fd);
 }

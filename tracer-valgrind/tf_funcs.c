@@ -28,6 +28,9 @@ static const RuntimeFn runtime_fns[] = {
    {"pthread_spin_lock", ACQ(TF_LOCK_SPIN, ARG_RDI, 1)},
    {"pthread_spin_trylock", ACQ(TF_LOCK_SPIN, ARG_RDI, 1)},
    {"pthread_spin_unlock", REL(TF_LOCK_SPIN, ARG_RDI)},
+   /* glibc's pthread_spin_unlock is the same function as pthread_spin_init
+    * (both store 0), and the debug info names it after the latter */
+   {"pthread_spin_init", REL(TF_LOCK_SPIN, ARG_RDI)},
    {"pthread_rwlock_rdlock", ACQ(TF_LOCK_RWLOCK_READ, ARG_RDI, 1)},
    {"pthread_rwlock_tryrdlock", ACQ(TF_LOCK_RWLOCK_READ, ARG_RDI, 1)},
    {"pthread_rwlock_timedrdlock", ACQ(TF_LOCK_RWLOCK_READ, ARG_RDI, 1)},

@@ -1,21 +1,25 @@
-/* Instrumentation: each superblock (chase disabled, so it ends at the first
- * control transfer apart from side exits) becomes one block of the table,
- * and its IR gains inline code that appends a raw record to tf_raw_buf:
+/* Instrumentation: each superblock (chase and unrolling disabled, so it ends
+ * at the first control transfer apart from side exits) becomes one block of
+ * the table, and its IR gains inline code that appends a raw record to the
+ * running thread's segment (tf_raw.c). The cursor and the segment's limit
+ * are in the thread's shadow guest state:
  *
- *   p = cursor; if (p > limit) p = tf_raw_full_helper();   (guarded call)
- *   p[0] = id + 1;  [p[1 + arg_slot] = RDI/RSI/RDX at a runtime entry]
+ *   p = cursor; if (p + slots + 2 > limit) exit to the scheduler;
+ *   p[0] = id + 1; p[1 + slots] = 0;  [p[1 + arg_slot] = RDI/RSI/RDX]
  *   ... p[1 + j] = address of operand j, right before its access
  *       (guarded accesses store ITE(guard, addr, 0)) ...
  *   [p[1 + rax_slot] = RAX at a return]
- *   cursor = p + 1 + slots; p[1 + slots] = 0
+ *   cursor = p + 1 + slots
  *
  * A non-zero word at the cursor therefore means "a block is in progress";
  * a fault inside the block leaves it so (tf_raw_fault). Side exits:
  *  - a taken exit in the last instruction (a branch, the count-zero exit of
- *    a rep instruction) commits the record with guarded stores; operands of
- *    that instruction after the exit are conditional (zeroed beforehand);
- *  - any other taken exit records a partial execution with a guarded dirty
- *    call (or cancels the record when no instruction completed).
+ *    a rep instruction) advances the cursor: cursor = ITE(guard, end, p);
+ *    operands of that instruction after the exit are conditional (zeroed
+ *    beforehand);
+ *  - any other taken exit turns the record into a partial execution with a
+ *    guarded store (or cancels it when no instruction completed).
+ * No helper is called: everything is inline.
  */
 #include "tf.h"
 #include "libvex_guest_offsets.h"
@@ -283,6 +287,8 @@ static IRExpr *slot_addr(IRSB *sb, IRTemp p, UInt slot)
       tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p), u64(8 * (1 + (ULong)slot)))));
 }
 
+static Int arg_offset(UChar arg);
+
 static void store_slot(IRSB *sb, IRTemp p, UInt slot, IRExpr *value)
 {
    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, slot_addr(sb, p, slot), value));
@@ -298,37 +304,46 @@ static Int arg_offset(UChar arg)
    return arg == ARG_RSI ? OFFSET_amd64_RSI : arg == ARG_RDX ? OFFSET_amd64_RDX : OFFSET_amd64_RDI;
 }
 
-/* The start of the record: p, the block word, the entry register. */
-static void emit_header(IRSB *sb, const Block *b, UInt id, IRTemp p, IRTemp end)
+static IRExpr *rdtmp(IRTemp t)
 {
-   IRTemp fresh = newIRTemp(sb->tyenv, Ity_I64);
-   IRTemp p0 = tmp_of(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&tf_raw_cursor)));
-   IRTemp full = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64((ULong)(Addr)tf_raw_limit(b->slots)),
-                                                 IRExpr_RdTmp(p0)));
-   IRDirty *di = unsafeIRDirty_1_N(fresh, 0, "tf_raw_full_helper",
-                                   VG_(fnptr_to_fnentry)(tf_raw_full_helper), mkIRExprVec_0());
-   di->guard = IRExpr_RdTmp(full);
-   addStmtToIRSB(sb, IRStmt_Dirty(di));
-   addStmtToIRSB(sb, IRStmt_WrTmp(p, IRExpr_ITE(IRExpr_RdTmp(full), IRExpr_RdTmp(fresh),
-                                                IRExpr_RdTmp(p0))));
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p), u64((ULong)id + 1)));
-   if (b->arg_slot != TF_NO_SLOT)
-      store_reg_slot(sb, p, b->arg_slot, arg_offset(b->role.arg));
-   addStmtToIRSB(sb, IRStmt_WrTmp(end, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p),
-                                                    u64(8 * (1 + (ULong)b->slots)))));
+   return IRExpr_RdTmp(t);
 }
 
-/* cursor = end; *end = 0 -- under `guard` when it is not NULL. */
-static void emit_commit(IRSB *sb, IRTemp end, IRExpr *guard)
+/* The start of the record: p, room for it, the block word, the zero after
+ * the record, the entry register. */
+static void emit_header(IRSB *sb, const Block *b, UInt id, IRTemp p, IRTemp end)
 {
-   IRExpr *cursor = u64((ULong)(Addr)&tf_raw_cursor);
-   if (guard) {
-      addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, cursor, IRExpr_RdTmp(end), deepCopyIRExpr(guard)));
-      addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(end), u64(0), deepCopyIRExpr(guard)));
-   } else {
-      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, cursor, IRExpr_RdTmp(end)));
-      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(end), u64(0)));
+   IRTemp need, lim, full;
+   addStmtToIRSB(sb, IRStmt_WrTmp(p, IRExpr_Get(tf_raw_cursor_offset(), Ity_I64)));
+   need = tmp_of(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rdtmp(p), u64(8 * (2 + (ULong)b->slots))));
+   lim = tmp_of(sb, Ity_I64, IRExpr_Get(tf_raw_limit_offset(), Ity_I64));
+   full = tmp_of(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, rdtmp(lim), rdtmp(need)));
+   /* No room: back to the scheduler, which hands the segment over in
+    * start_client_code; the block then starts again. The core handles an
+    * emulation-warning exit silently. */
+   addStmtToIRSB(sb, IRStmt_Exit(rdtmp(full), Ijk_EmWarn, IRConst_U64(b->info.address),
+                                 OFFSET_amd64_RIP));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rdtmp(p), u64((ULong)id + 1)));
+   addStmtToIRSB(sb, IRStmt_WrTmp(end, IRExpr_Binop(Iop_Add64, rdtmp(p),
+                                                    u64(8 * (1 + (ULong)b->slots)))));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rdtmp(end), u64(0)));
+   if (b->arg_slot != TF_NO_SLOT)
+      store_reg_slot(sb, p, b->arg_slot, arg_offset(b->role.arg));
+   if (b->role.role == ROLE_CREATE) {
+      IRTemp rdx = tmp_of(sb, Ity_I64, IRExpr_Get(OFFSET_amd64_RDX, Ity_I64));
+      addStmtToIRSB(sb, IRStmt_Dirty(unsafeIRDirty_0_N(
+                           0, "tf_note_create", VG_(fnptr_to_fnentry)(tf_note_create),
+                           mkIRExprVec_1(rdtmp(rdx)))));
    }
+}
+
+/* cursor = end, or under `guard`: cursor = guard ? end : p */
+static void emit_commit(IRSB *sb, IRTemp p, IRTemp end, IRExpr *guard)
+{
+   IRExpr *v = rdtmp(end);
+   if (guard)
+      v = rdtmp(tmp_of(sb, Ity_I64, IRExpr_ITE(deepCopyIRExpr(guard), rdtmp(end), rdtmp(p))));
+   addStmtToIRSB(sb, IRStmt_Put(tf_raw_cursor_offset(), v));
 }
 
 /* Before a side exit: what its being taken means for the record. */
@@ -339,21 +354,17 @@ static void emit_exit(IRSB *sb, const Block *b, UInt id, IRTemp p, IRTemp end, c
    if (kind == EXIT_COMPLETE) {
       for (k = w->ops; k < b->info.n_ops; k++)
          store_slot(sb, p, k, u64(0));
-      emit_commit(sb, end, guard);
+      emit_commit(sb, p, end, guard);
       return;
    }
    n_insns = kind == EXIT_AFTER ? (UInt)w->insn + 1 : (UInt)w->insn;
    n_ops = kind == EXIT_AFTER ? w->ops : w->ops_at_insn;
-   if (n_insns == 0) {
-      /* nothing ran: cancel the record */
-      addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(p), u64(0), deepCopyIRExpr(guard)));
-   } else {
-      IRDirty *di = unsafeIRDirty_0_N(
-         0, "tf_raw_side_exit_helper", VG_(fnptr_to_fnentry)(tf_raw_side_exit_helper),
-         mkIRExprVec_3(IRExpr_RdTmp(p), u64(tf_raw_partial_word(id, n_insns, n_ops)), u64(b->slots)));
-      di->guard = deepCopyIRExpr(guard);
-      addStmtToIRSB(sb, IRStmt_Dirty(di));
-   }
+   /* a partial execution, or none at all when no instruction completed */
+   addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, rdtmp(p),
+                                   u64(n_insns ? tf_raw_partial_word(id, n_insns, n_ops) : 0),
+                                   deepCopyIRExpr(guard)));
+   if (n_insns)
+      emit_commit(sb, p, end, guard);
 }
 
 static void emit_access(IRSB *sb, IRTemp p, const Walk *w, const Access *a)
@@ -381,6 +392,7 @@ IRSB *tf_instrument(VgCallbackClosure *closure, IRSB *sbIn, const VexGuestLayout
 
    if (tf_disabled || gWordTy != Ity_I64)
       return sbIn;
+   tf_raw_init(layout->total_sizeB); /* where shadow area 1 starts */
    first = scan(sbIn, &shape);
    if (first < 0)
       return sbIn;
@@ -413,6 +425,6 @@ IRSB *tf_instrument(VgCallbackClosure *closure, IRSB *sbIn, const VexGuestLayout
    tl_assert(w.ops == b->info.n_ops);
    if (b->rax_slot != TF_NO_SLOT)
       store_reg_slot(sb, p, b->rax_slot, OFFSET_amd64_RAX);
-   emit_commit(sb, end, NULL);
+   emit_commit(sb, p, end, NULL);
    return sb;
 }

@@ -34,6 +34,7 @@ static ThreadId exit_vgtid; /* the last thread that made the exit syscall */
 static Long exit_code;
 static Int self_signal;     /* last signal the process sent itself, not yet handled */
 static ThreadId running;    /* the thread running client code */
+static Thread **by_vgtid;   /* live threads by Valgrind thread id */
 
 void tf_error(const HChar *fmt, ...)
 {
@@ -111,7 +112,7 @@ static void post_clo_init(void)
    VG_(clo_demangle) = False;
    VG_(clo_show_below_main) = True;
 
-   tf_raw_init();
+   by_vgtid = VG_(calloc)("tf.threads", VG_N_THREADS + 1, sizeof(Thread *));
    tf_blocks_init();
    if (!tf_output_init())
       fatal("cannot write the manifest in %s", tf_out_dir);
@@ -119,44 +120,98 @@ static void post_clo_init(void)
 
 /* ---- threads ---- */
 
+
+static Thread *thread_of(ThreadId tid)
+{
+   if (tid == 0 || tid > VG_N_THREADS)
+      return NULL;
+   if (by_vgtid[tid] == NULL) /* the main thread: nobody created it */
+      by_vgtid[tid] = tf_thread_new(tid, NULL);
+   return by_vgtid[tid];
+}
+
+static Thread *thread_if_any(ThreadId tid)
+{
+   return by_vgtid && tid > 0 && tid <= VG_N_THREADS ? by_vgtid[tid] : NULL;
+}
+
+/* Appends a marker of kind `kind` with `extra` words after it. */
+static void put_marker(Thread *t, UInt kind, ULong payload, UInt extra, ULong x)
+{
+   ULong *m = tf_raw_marker_room(t, 1 + extra);
+   m[0] = tf_raw_marker(kind, payload);
+   if (extra)
+      m[1] = x;
+   tf_raw_wrote(t, m + 1 + extra);
+}
+
+static Thread *current; /* the thread running client code */
+
+void tf_note_create(ULong start_routine)
+{
+   if (current)
+      current->created_routine = (Addr)start_routine;
+}
+
 static void on_start_client_code(ThreadId tid, ULong blocks_dispatched)
 {
-   if (tf_disabled)
+   Thread *t;
+   if (tf_disabled && thread_if_any(tid) == NULL)
+      return;
+   t = thread_of(tid);
+   if (t == NULL)
       return;
    running = tid;
-   tf_raw_set_owner(tf_thread_of(tid));
+   current = t;
+   if (!t->started) {
+      t->started = True;
+      tf_thread_started(t);
+   }
+   tf_raw_start(t);
+}
+
+static void on_stop_client_code(ThreadId tid, ULong blocks_dispatched)
+{
+   Thread *t = thread_if_any(tid);
+   current = NULL;
+   if (t)
+      tf_raw_stop(t);
 }
 
 static void on_thread_create(ThreadId parent, ThreadId child)
 {
-   if (tf_disabled)
+   Thread *p, *c;
+   if (tf_disabled || by_vgtid == NULL || child == 0 || child > VG_N_THREADS)
       return;
-   tf_raw_flush(); /* the parent's pthread_create entry holds the start routine */
-   tf_thread_created(parent, child);
+   p = thread_if_any(parent);
+   c = tf_thread_new(child, p);
+   if (c == NULL)
+      return;
+   by_vgtid[child] = c;
+   tf_threads_free_ended();
 }
 
-static void on_thread_first_insn(ThreadId tid)
+static void end_thread(Thread *t, UInt how)
 {
-   if (!tf_disabled)
-      tf_thread_of(tid);
+   put_marker(t, MK_EXIT, t->exit_syscall ? TF_EXIT_ENDED : how, 0, 0);
+   tf_raw_handoff(t, False);
+   t->ended_vg = True;
+   by_vgtid[t->vgtid] = NULL;
 }
 
 static void on_thread_exit(ThreadId tid)
 {
-   Thread *t = tf_thread_if_any(tid);
+   Thread *t = thread_if_any(tid);
    if (tf_disabled || t == NULL)
       return;
-   tf_raw_flush();
-   if (tf_raw_owner() == t)
-      tf_raw_set_owner(NULL);
-   tf_thread_end(t, TF_EXIT_PROCESS);
+   end_thread(t, TF_EXIT_PROCESS);
 }
 
 static void on_fork_child(ThreadId tid)
 {
    /* The child must not write into the parent's trace: it stops tracing. */
    tf_disabled = True;
-   tf_raw_init();
+   tf_raw_forget();
 }
 
 /* ---- system calls ---- */
@@ -166,14 +221,21 @@ static void on_fork_child(ThreadId tid)
 static void flush_all(void)
 {
    TfOutcome o = {False, False, 0, 0};
-   tf_raw_flush();
-   tf_threads_flush_all();
+   tf_raw_drain(True);
    tf_blocks_flush();
    tf_manifest_write(&o);
 }
 
+static ULong now_nanos(void)
+{
+   struct vki_timespec ts;
+   VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+   return (ULong)ts.tv_sec * 1000000000ull + (ULong)ts.tv_nsec;
+}
+
 static void pre_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs)
 {
+   Thread *t = thread_if_any(tid);
    if (tf_disabled)
       return;
    switch (no) {
@@ -184,7 +246,8 @@ static void pre_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs)
    case __NR_exit:
       exit_vgtid = tid;
       exit_code = (Int)args[0];
-      tf_thread_note_exit(tid);
+      if (t)
+         t->exit_syscall = True;
       break;
    case __NR_execve:
    case __NR_execveat:
@@ -204,43 +267,39 @@ static void pre_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs)
    default:
       break;
    }
-   tf_thread_syscall_start(tid);
+   if (t)
+      t->syscall_start = now_nanos();
 }
 
 static void post_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs, SysRes res)
 {
-   Thread *t;
-   ULong nanos;
-   if (tf_disabled)
+   Thread *t = thread_if_any(tid);
+   if (tf_disabled || t == NULL)
       return;
-   nanos = tf_thread_syscall_nanos(tid);
-   tf_raw_flush(); /* the block ending in the syscall comes first */
-   t = tf_thread_if_any(tid);
-   if (t)
-      tf_thread_syscall(t, no, nanos);
+   /* after the block that ends in the syscall instruction */
+   put_marker(t, MK_SYSCALL, no, 1, t->syscall_start ? now_nanos() - t->syscall_start : 0);
 }
 
 /* ---- signals ---- */
 
 static void pre_deliver_signal(ThreadId tid, Int signo, Bool alt_stack)
 {
-   if (tf_disabled)
+   Thread *t;
+   if (tf_disabled || (t = thread_of(tid)) == NULL)
       return;
-   if (tf_raw_in_progress()) /* a synchronous fault inside a block */
-      tf_raw_fault(VG_(get_IP)(running ? running : tid));
-   tf_raw_flush();
+   if (tf_raw_in_progress(t)) /* a synchronous fault inside a block */
+      tf_raw_fault(t, VG_(get_IP)(tid));
    if (signo == self_signal)
       self_signal = 0; /* it was handled, so it did not kill the process */
-   tf_thread_signal(tf_thread_of(tid), signo);
+   put_marker(t, MK_SIGNAL, (ULong)signo, 0, 0);
 }
 
 static void post_deliver_signal(ThreadId tid, Int signo)
 {
-   Thread *t = tf_thread_if_any(tid);
+   Thread *t = thread_if_any(tid);
    if (tf_disabled || t == NULL)
       return;
-   tf_raw_flush();
-   tf_thread_signal_return(t, signo);
+   put_marker(t, MK_SIGRET, (ULong)signo, 0, 0);
 }
 
 /* ---- the end ---- */
@@ -249,14 +308,18 @@ static void fini(Int exitcode_unused)
 {
    TfOutcome o = {True, False, 0, 0};
    Bool faulted = False;
+   Thread *last = thread_if_any(running);
+   UInt i;
    if (tf_disabled)
       return;
-   if (tf_raw_in_progress() && running) { /* killed by a fault inside a block */
-      tf_raw_fault(VG_(get_IP)(running));
+   if (last && tf_raw_in_progress(last)) { /* killed by a fault inside a block */
+      tf_raw_fault(last, VG_(get_IP)(running));
       faulted = True;
    }
-   tf_raw_flush();
-   tf_threads_end_all();
+   for (i = 1; by_vgtid && i <= VG_N_THREADS; i++)
+      if (by_vgtid[i])
+         end_thread(by_vgtid[i], TF_EXIT_PROCESS);
+   tf_raw_drain(True);
    tf_blocks_flush();
    if (exit_group_seen) {
       o.have_exit_code = True;
@@ -271,6 +334,8 @@ static void fini(Int exitcode_unused)
       o.exit_signal = faulted ? VKI_SIGSEGV : self_signal;
    }
    tf_manifest_write(&o);
+   if (tf_output_error())
+      tf_error("cannot write %s; the trace is incomplete", tf_output_error());
 }
 
 static void pre_clo_init(void)
@@ -288,7 +353,7 @@ static void pre_clo_init(void)
 
    VG_(track_start_client_code)(on_start_client_code);
    VG_(track_pre_thread_ll_create)(on_thread_create);
-   VG_(track_pre_thread_first_insn)(on_thread_first_insn);
+   VG_(track_stop_client_code)(on_stop_client_code);
    VG_(track_pre_thread_ll_exit)(on_thread_exit);
    VG_(track_pre_deliver_signal)(pre_deliver_signal);
    VG_(track_post_deliver_signal)(post_deliver_signal);

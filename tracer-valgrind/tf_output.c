@@ -16,22 +16,31 @@
 /* Core function: moves a file descriptor out of the client's range. */
 extern Int VG_(safe_fd)(Int oldfd);
 
-static Bool write_failed;
+static volatile Bool write_failed;
+static HChar failed_path[512];
 static UInt start_time;
 
-static HChar *path_of(const HChar *name)
+/* DIR/name into buf; both threads write files, so no allocation here. */
+static const HChar *path_of(HChar *buf, SizeT cap, const HChar *name)
 {
-   SizeT n = VG_(strlen)(tf_out_dir) + 1 + VG_(strlen)(name) + 1;
-   HChar *p = VG_(malloc)("tf.path", n);
-   VG_(sprintf)(p, "%s/%s", tf_out_dir, name);
-   return p;
+   SizeT d = VG_(strlen)(tf_out_dir), n = VG_(strlen)(name);
+   if (d + 1 + n + 1 > cap)
+      return NULL;
+   VG_(memcpy)(buf, tf_out_dir, d);
+   buf[d] = '/';
+   VG_(memcpy)(buf + d + 1, name, n + 1);
+   return buf;
 }
 
-static void report_failure(const HChar *path, const HChar *what)
+static void report_failure(const HChar *path)
 {
-   if (!write_failed)
-      tf_error("cannot %s %s; the trace is incomplete", what, path);
-   write_failed = True;
+   if (!__sync_lock_test_and_set(&write_failed, True))
+      VG_(strncpy)(failed_path, path ? path : tf_out_dir, sizeof failed_path - 1);
+}
+
+const HChar *tf_output_error(void)
+{
+   return write_failed ? failed_path : NULL;
 }
 
 static Bool write_all(Int fd, const UChar *data, SizeT len)
@@ -58,16 +67,15 @@ static Int open_file(const HChar *path, Bool create)
 Bool tf_output_append(const HChar *name, Bool *created, const UChar *header,
                       const UChar *data, SizeT len)
 {
-   HChar *path;
+   HChar buf[4096];
+   const HChar *path = path_of(buf, sizeof buf, name);
    Int fd;
    Bool ok;
    if (tf_disabled)
       return True;
-   path = path_of(name);
-   fd = open_file(path, !*created);
+   fd = path ? open_file(path, !*created) : -1;
    if (fd < 0) {
-      report_failure(path, "write");
-      VG_(free)(path);
+      report_failure(path);
       return False;
    }
    ok = True;
@@ -77,8 +85,7 @@ Bool tf_output_append(const HChar *name, Bool *created, const UChar *header,
    *created = True;
    VG_(close)(fd);
    if (!ok)
-      report_failure(path, "write");
-   VG_(free)(path);
+      report_failure(path);
    return ok;
 }
 
@@ -166,7 +173,9 @@ static void build_manifest(tf_mp *mp, const TfOutcome *o)
 void tf_manifest_write(const TfOutcome *o)
 {
    SizeT cap = 64 << 10;
-   HChar *tmp, *path;
+   HChar tmpbuf[4096], pathbuf[4096];
+   const HChar *tmp = path_of(tmpbuf, sizeof tmpbuf, "manifest.tmp");
+   const HChar *path = path_of(pathbuf, sizeof pathbuf, "manifest");
    Int fd;
    Bool ok;
    if (tf_disabled)
@@ -181,16 +190,12 @@ void tf_manifest_write(const TfOutcome *o)
          cap *= 4;
          continue;
       }
-      tmp = path_of("manifest.tmp");
-      path = path_of("manifest");
-      fd = open_file(tmp, True);
+      fd = tmp && path ? open_file(tmp, True) : -1;
       ok = fd >= 0 && write_all(fd, buf, tf_mp_len(&mp));
       if (fd >= 0)
          VG_(close)(fd);
       if (!ok || VG_(rename)(tmp, path) != 0)
-         report_failure(path, "write");
-      VG_(free)(tmp);
-      VG_(free)(path);
+         report_failure(path);
       VG_(free)(buf);
       return;
    }

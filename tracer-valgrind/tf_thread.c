@@ -1,8 +1,9 @@
-/* Per-thread state: the thread's encoder, and the state machine that decides
- * what of its execution is traced and what is skipped.
+/* Per-thread encoding, in the encoder thread: the raw records of a thread
+ * go through a state machine that decides what is traced and what is
+ * skipped, and into the thread's encoder.
  *
  * A thread has a small stack of frames. The top frame says whether blocks
- * are traced (MODE_TRACE) or skipped with a reason (0..3). Entering a
+ * are traced (TF_MODE_TRACE) or skipped with a reason (0..3). Entering a
  * runtime, excluded or --tf-only function at its entry pushes a frame, which
  * counts calls and returns and pops at the function's own return (depth 0);
  * a tail call is followed naturally, since the callee's return pops it. A
@@ -13,65 +14,30 @@
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcprint.h"
-#include "pub_tool_libcproc.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
-#include "pub_tool_threadstate.h"
-#include "pub_tool_vki.h"
 
-#define MODE_TRACE 0xFF
-#define NO_LOCK 0xFF
-#define MAX_FRAMES 16
-#define MAX_RWLOCKS 16
+#define TF_MODE_TRACE 0xFF
+#define TF_NO_LOCK 0xFF
 
 typedef enum { POP_NEVER = 0, POP_ON_RETURN, POP_ON_SIGRETURN } PopRule;
 
-typedef struct {
-   UChar mode;      /* MODE_TRACE or a skip reason */
-   UChar pop;       /* PopRule */
-   UChar acquire;   /* lock kind taken when the frame pops, or NO_LOCK */
-   UChar check_ret; /* ... only if the function returned 0 */
-   Int depth;       /* calls made inside the frame's function */
-   ULong count;     /* instructions skipped in this frame, not yet emitted */
-   Addr lock;
-} Frame;
+extern Int tf_bench;
 
-struct Thread {
-   UInt tid, parent;
-   Addr stack_lo, stack_hi, start_routine;
-   Addr next_start_routine; /* RDX at this thread's last pthread_create */
-   ULong traced, skipped;
-   Bool live, exit_syscall, file_created;
-   Frame frames[MAX_FRAMES];
-   UInt n_frames;
-   struct {
-      Addr lock;
-      UChar kind;
-   } rw[MAX_RWLOCKS]; /* rwlocks held: what their unlock releases */
-   UInt n_rw;
-   ULong syscall_start;
-   HChar file[32];
-   UChar header[TF_FILE_HEADER_SIZE];
-   tf_encoder enc;
-   void *mem;
-};
+static Thread *all[TF_MAX_THREADS]; /* by tid - 1 */
+static volatile UInt n_all;
 
-static Thread **all;        /* every thread, by tid - 1 */
-static UInt n_all, cap_all;
-static Thread **by_vgtid;   /* live threads by Valgrind thread id */
-static UInt *pending_parent; /* by Valgrind thread id: set at creation */
-static Addr *pending_start;
-
-static void ensure_tables(void)
+Thread *tf_thread_at(UInt index)
 {
-   if (by_vgtid == NULL) {
-      by_vgtid = VG_(calloc)("tf.threads", VG_N_THREADS + 1, sizeof(Thread *));
-      pending_parent = VG_(calloc)("tf.threads", VG_N_THREADS + 1, sizeof(UInt));
-      pending_start = VG_(calloc)("tf.threads", VG_N_THREADS + 1, sizeof(Addr));
-   }
+   return index < n_all ? all[index] : NULL;
 }
 
-/* ---- encoder callbacks ---- */
+UInt tf_threads_count(void)
+{
+   return n_all;
+}
+
+/* ---- encoder callbacks (encoder thread) ---- */
 
 static const tf_block_info *block_info(void *ctx, uint32_t id)
 {
@@ -85,30 +51,13 @@ static uint32_t block_at(void *ctx, uint64_t a)
    return tf_block_at(a);
 }
 
-/* Writes one chunk of a thread: the block table goes first. */
 static int thread_sink(void *ctx, const uint8_t *chunk, size_t len)
 {
    Thread *t = ctx;
-   tf_blocks_flush();
    return tf_output_append(t->file, &t->file_created, t->header, chunk, len) ? 0 : -1;
 }
 
-/* ---- creation ---- */
-
-void tf_thread_created(ThreadId parent, ThreadId child)
-{
-   Thread *p = tf_thread_if_any(parent);
-   ensure_tables();
-   pending_parent[child] = p ? p->tid : 0;
-   pending_start[child] = p ? p->next_start_routine : 0;
-   if (p)
-      p->next_start_routine = 0;
-}
-
-Thread *tf_thread_if_any(ThreadId vgtid)
-{
-   return by_vgtid && vgtid > 0 && vgtid <= VG_N_THREADS ? by_vgtid[vgtid] : NULL;
-}
+/* ---- creation (Valgrind thread) ---- */
 
 static void push(Thread *t, UChar mode, UChar pop)
 {
@@ -118,46 +67,63 @@ static void push(Thread *t, UChar mode, UChar pop)
    VG_(memset)(f, 0, sizeof *f);
    f->mode = mode;
    f->pop = pop;
-   f->acquire = NO_LOCK;
+   f->acquire = TF_NO_LOCK;
 }
 
-Thread *tf_thread_of(ThreadId vgtid)
+Thread *tf_thread_new(ThreadId vgtid, Thread *parent)
 {
-   Thread *t = tf_thread_if_any(vgtid);
    tf_enc_params params = {TF_SUCC_BITS, TF_ADDR_BITS, TF_RET_DEPTH, TF_CHUNK_TARGET,
                            TF_MAX_BLOCK_OPS};
-   SizeT size;
-   if (t)
-      return t;
-   ensure_tables();
-   tl_assert(vgtid > 0 && vgtid <= VG_N_THREADS);
-   t = VG_(calloc)("tf.thread", 1, sizeof(Thread));
-   if (n_all == cap_all) {
-      cap_all = cap_all ? 2 * cap_all : 64;
-      all = VG_(realloc)("tf.threads", all, cap_all * sizeof(Thread *));
+   Thread *t;
+   if (n_all == TF_MAX_THREADS) {
+      tf_error("more than %d threads: the others are not traced", TF_MAX_THREADS);
+      return NULL;
    }
-   all[n_all++] = t;
-   by_vgtid[vgtid] = t;
-   t->tid = n_all;
-   t->parent = pending_parent[vgtid];
-   t->start_routine = pending_start[vgtid];
-   pending_parent[vgtid] = 0;
-   pending_start[vgtid] = 0;
-   t->stack_hi = VG_(thread_get_stack_max)(vgtid) + 1;
-   t->stack_lo = t->stack_hi - VG_(thread_get_stack_size)(vgtid);
-   t->live = True;
+   t = VG_(calloc)("tf.thread", 1, sizeof(Thread));
+   t->tid = n_all + 1;
+   t->parent = parent ? parent->tid : 0;
+   t->vgtid = vgtid;
+   t->worker = -1;
+   if (parent) {
+      t->start_routine = parent->created_routine;
+      parent->created_routine = 0;
+   }
    VG_(sprintf)(t->file, "thread-%u.tfc", t->tid);
-   size = tf_enc_mem_size(&params);
-   t->mem = VG_(malloc)("tf.encoder", size);
+   t->mem = VG_(malloc)("tf.encoder", tf_enc_mem_size(&params));
    tl_assert(tf_enc_init(&t->enc, &params, t->mem, block_info, block_at, thread_sink, t) == 0);
    tf_enc_file_header(&t->enc, t->tid, t->header);
    /* outside the traced region until an --tf-only function is entered */
-   push(t, tf_only && VG_(sizeXA)(tf_only) > 0 ? TF_SKIP_OUTSIDE : MODE_TRACE, POP_NEVER);
-   tf_enc_thread_start(&t->enc, t->parent, t->stack_lo, t->stack_hi, t->start_routine);
+   push(t, tf_only && VG_(sizeXA)(tf_only) > 0 ? TF_SKIP_OUTSIDE : TF_MODE_TRACE, POP_NEVER);
+   tf_raw_attach(t);
+   all[n_all] = t;
+   __sync_synchronize();
+   n_all++;
    return t;
 }
 
-/* ---- the state machine ---- */
+void tf_thread_started(Thread *t)
+{
+   ULong *m = tf_raw_marker_room(t, 4);
+   Addr hi = VG_(thread_get_stack_max)(t->vgtid) + 1;
+   m[0] = tf_raw_marker(MK_START, 0);
+   m[1] = hi - VG_(thread_get_stack_size)(t->vgtid);
+   m[2] = hi;
+   tf_raw_wrote(t, m + 3);
+}
+
+void tf_threads_free_ended(void)
+{
+   UInt i;
+   for (i = 0; i < n_all; i++) {
+      Thread *t = all[i];
+      if (t->ended && !t->mem_freed) {
+         VG_(free)(t->mem);
+         t->mem_freed = True;
+      }
+   }
+}
+
+/* ---- the state machine (encoder thread) ---- */
 
 static inline Frame *top(Thread *t)
 {
@@ -166,7 +132,7 @@ static inline Frame *top(Thread *t)
 
 static void emit_skip(Thread *t, Frame *f)
 {
-   if (f->mode != MODE_TRACE && f->count > 0)
+   if (f->mode != TF_MODE_TRACE && f->count > 0)
       tf_enc_skip(&t->enc, f->mode, f->count);
    f->count = 0;
 }
@@ -202,7 +168,7 @@ static void pop(Thread *t, const Block *b, const ULong *slots)
 {
    Frame *f = top(t);
    emit_skip(t, f);
-   if (f->acquire != NO_LOCK &&
+   if (f->acquire != TF_NO_LOCK &&
        (!f->check_ret || (b->rax_slot != TF_NO_SLOT && (UInt)slots[b->rax_slot] == 0))) {
       tf_enc_lock_acquire(&t->enc, f->acquire, f->lock);
       if (f->acquire == TF_LOCK_RWLOCK_READ || f->acquire == TF_LOCK_RWLOCK_WRITE)
@@ -259,13 +225,11 @@ static void enter_skipped_fn(Thread *t, const Block *b, const ULong *slots)
    f->lock = lock;
 }
 
-extern Int tf_bench;
-static void trace(Thread *t, UInt id, const Block *b, Bool partial, UInt n_insns, UInt n_ops,
-                  const ULong *slots)
+static inline void trace(Thread *t, UInt id, const Block *b, Bool partial, UInt n_insns,
+                         UInt n_ops, const ULong *slots)
 {
-   if (tf_bench == 2) { t->traced += n_insns; return; }
-   if (tf_bench == 3) { static tf_block_info bi; bi = b->info; bi.n_ops = 0; tf_enc_exec_info(&t->enc, id, &bi, partial, n_insns, 0, (const uint64_t *)slots); t->traced += n_insns; return; }
-   tf_enc_exec_info(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
+   if (tf_bench != 2)
+      tf_enc_exec_info(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
    t->traced += n_insns;
 }
 
@@ -277,17 +241,15 @@ static void exec_slow(Thread *t, UInt id, const Block *b, ULong word, const ULon
    UChar role = b->role.role;
    Frame *f = top(t);
 
-   if (role == ROLE_CREATE && b->arg_slot != TF_NO_SLOT)
-      t->next_start_routine = (Addr)slots[b->arg_slot];
-   if (f->mode == MODE_TRACE && role != ROLE_NONE && role != ROLE_CREATE && role != ROLE_ONLY) {
+   if (f->mode == TF_MODE_TRACE && role != ROLE_NONE && role != ROLE_CREATE && role != ROLE_ONLY) {
       enter_skipped_fn(t, b, slots);
       f = top(t);
    } else if (f->mode == TF_SKIP_OUTSIDE && role == ROLE_ONLY) {
       emit_skip(t, f);
-      push(t, MODE_TRACE, POP_ON_RETURN);
+      push(t, TF_MODE_TRACE, POP_ON_RETURN);
       f = top(t);
    }
-   if (f->mode == MODE_TRACE) {
+   if (f->mode == TF_MODE_TRACE) {
       trace(t, id, b, partial, n_insns, n_ops, slots);
    } else {
       f->count += n_insns;
@@ -297,48 +259,18 @@ static void exec_slow(Thread *t, UInt id, const Block *b, ULong word, const ULon
       track_depth(t, b, slots);
 }
 
-/* The hot loop: every block execution of the raw buffer. */
-void tf_thread_consume(Thread *t, const ULong *p, const ULong *end)
-{
-   while (p < end) {
-      ULong word = *p;
-      UInt id = (UInt)word - 1;
-      const Block *b = tf_block(id);
-      const ULong *slots = p + 1;
-      const Frame *f = top(t);
-      p = slots + b->slots;
-      if (LIKELY((word >> 32) == 0 && f->mode == MODE_TRACE && f->pop != POP_ON_RETURN &&
-                 b->role.role == ROLE_NONE)) {
-         trace(t, id, b, False, b->info.n_insns, b->info.n_ops, slots);
-         continue;
-      }
-      exec_slow(t, id, b, word, slots);
-   }
-}
+/* ---- events (encoder thread) ---- */
 
-/* ---- events ---- */
-
-static Bool tracing(Thread *t)
-{
-   return top(t)->mode == MODE_TRACE;
-}
-
-void tf_thread_syscall(Thread *t, UInt number, ULong nanos)
-{
-   if (tracing(t))
-      tf_enc_syscall(&t->enc, number, nanos);
-}
-
-void tf_thread_signal(Thread *t, Int signo)
+static void signal_start(Thread *t, Int signo)
 {
    UChar mode = top(t)->mode;
-   if (mode == MODE_TRACE)
+   if (mode == TF_MODE_TRACE)
       tf_enc_signal(&t->enc, (ULong)signo);
    if (t->n_frames < MAX_FRAMES)
       push(t, mode, POP_ON_SIGRETURN);
 }
 
-void tf_thread_signal_return(Thread *t, Int signo)
+static void signal_return(Thread *t, Int signo)
 {
    UInt i;
    /* frames opened in the handler and not closed (it longjmp'ed) end too */
@@ -349,80 +281,85 @@ void tf_thread_signal_return(Thread *t, Int signo)
             emit_skip(t, top(t));
             t->n_frames--;
          }
-         if (mode == MODE_TRACE)
+         if (mode == TF_MODE_TRACE)
             tf_enc_signal_return(&t->enc, (ULong)signo);
          return;
       }
    }
 }
 
-void tf_thread_note_exit(ThreadId vgtid)
-{
-   Thread *t = tf_thread_if_any(vgtid);
-   if (t)
-      t->exit_syscall = True;
-}
-
-void tf_thread_end(Thread *t, UInt how)
+static void stream_end(Thread *t, UInt how)
 {
    Int i;
-   if (!t->live)
-      return;
    for (i = (Int)t->n_frames - 1; i >= 0; i--)
       emit_skip(t, &t->frames[i]);
-   tf_enc_thread_exit(&t->enc, t->exit_syscall ? TF_EXIT_ENDED : how);
+   tf_enc_thread_exit(&t->enc, how);
    tf_enc_flush(&t->enc);
-   VG_(free)(t->mem);
-   t->mem = NULL;
-   t->live = False;
-   for (i = 1; i <= (Int)VG_N_THREADS; i++)
-      if (by_vgtid[i] == t)
-         by_vgtid[i] = NULL;
+   __sync_synchronize();
+   t->ended = True;
 }
 
-void tf_threads_end_all(void)
+/* A marker at p; returns the record after it. */
+static const ULong *marker(Thread *t, const ULong *p)
 {
-   UInt i;
-   for (i = 0; i < n_all; i++)
-      tf_thread_end(all[i], TF_EXIT_PROCESS);
+   ULong payload = p[0] & ((1ull << 56) - 1);
+   switch ((UInt)(p[0] >> 56) & 0x7F) {
+   case MK_START:
+      t->stack_lo = p[1];
+      t->stack_hi = p[2];
+      tf_enc_thread_start(&t->enc, t->parent, t->stack_lo, t->stack_hi, t->start_routine);
+      return p + 3;
+   case MK_SYSCALL:
+      if (top(t)->mode == TF_MODE_TRACE)
+         tf_enc_syscall(&t->enc, payload, p[1]);
+      return p + 2;
+   case MK_SIGNAL:
+      signal_start(t, (Int)payload);
+      return p + 1;
+   case MK_SIGRET:
+      signal_return(t, (Int)payload);
+      return p + 1;
+   case MK_EXIT:
+      stream_end(t, (UInt)payload);
+      return p + 1;
+   default:
+      tl_assert(0);
+   }
 }
 
-void tf_threads_flush_all(void)
+/* The hot loop: every record of a segment. */
+void tf_thread_consume(Thread *t, const ULong *p, const ULong *end)
 {
-   UInt i;
-   for (i = 0; i < n_all; i++)
-      if (all[i]->live)
+   while (p < end) {
+      ULong word = *p;
+      UInt id = (UInt)word - 1;
+      const Block *b;
+      const ULong *slots = p + 1;
+      const Frame *f = top(t);
+      if (UNLIKELY(word & TF_RAW_MARKER)) {
+         p = marker(t, p);
+         continue;
+      }
+      b = tf_block(id);
+      p = slots + b->slots;
+      if (LIKELY((word >> 32) == 0 && f->mode == TF_MODE_TRACE && f->pop != POP_ON_RETURN &&
+                 b->role.role == ROLE_NONE)) {
+         trace(t, id, b, False, b->info.n_insns, b->info.n_ops, slots);
+         continue;
+      }
+      exec_slow(t, id, b, word, slots);
+   }
+}
+
+void tf_threads_flush_encoders(UInt worker)
+{
+   UInt i, n = n_all;
+   for (i = 0; i < n; i++)
+      if (all[i]->worker == (Int)worker && !all[i]->ended)
          tf_enc_flush(&all[i]->enc);
 }
 
-void tf_thread_syscall_start(ThreadId vgtid)
-{
-   Thread *t = tf_thread_if_any(vgtid);
-   struct vki_timespec ts;
-   if (!t)
-      return;
-   VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
-   t->syscall_start = (ULong)ts.tv_sec * 1000000000ull + (ULong)ts.tv_nsec;
-}
-
-ULong tf_thread_syscall_nanos(ThreadId vgtid)
-{
-   Thread *t = tf_thread_if_any(vgtid);
-   struct vki_timespec ts;
-   ULong now;
-   if (!t || t->syscall_start == 0)
-      return 0;
-   VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
-   now = (ULong)ts.tv_sec * 1000000000ull + (ULong)ts.tv_nsec;
-   return now > t->syscall_start ? now - t->syscall_start : 0;
-}
-
-/* ---- manifest ---- */
-
-UInt tf_threads_count(void)
-{
-   return n_all;
-}
+/* ---- manifest (Valgrind thread, after tf_raw_drain) ---- */
 
 void tf_threads_manifest(tf_mp *mp, ULong *traced, ULong *skipped)
 {

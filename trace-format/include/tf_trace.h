@@ -565,21 +565,23 @@ typedef struct tf_encoder {
     tf_block_at_fn block_at;
     void *ctx;
     unsigned succ_bits, addr_bits, ret_cap;
+    unsigned succ_shift, addr_shift; /* 64 - bits */
     tf__succ_entry *succ;
     tf__addr_entry *addr;
-    uint64_t *ret;     /* circular: ret[(ret_base + i) % ret_cap], i < ret_len */
+    uint64_t *ret;     /* the return stack, bottom first: ret[0..ret_len) */
     uint64_t *scratch; /* operand values of the record being written */
     uint32_t max_ops;
     /* prediction state, reset per chunk */
-    unsigned ret_base, ret_len;
+    unsigned ret_len;
+    uint64_t ret_top;      /* ret[ret_len - 1], or all ones when empty */
     uint32_t prev;         /* TF_NO_BLOCK = none */
-    uint32_t prev_end;     /* end kind of prev if it was complete, else TF_END_OTHER */
+    uint32_t prev_end;     /* prev's end kind if it was complete, else TF_END_OTHER */
     uint64_t prev_next;    /* prev.address + len(prev.code) */
-    uint32_t max_exec;     /* TF_NO_BLOCK = none */
+    int64_t max_exec;      /* -1 = none */
     uint64_t last_any;
     uint64_t pending;      /* run being gathered */
     /* statistics */
-    uint64_t n_exec, n_records;
+    uint64_t n_records;
 } tf_encoder;
 
 static inline uint64_t tf_hash(uint64_t x, unsigned bits)
@@ -619,12 +621,12 @@ static inline void tf__enc_reset(tf_encoder *e)
     n = (size_t)1 << e->addr_bits;
     for (i = 0; i < n; i++)
         e->addr[i].key = ~(uint64_t)0;
-    e->ret_base = 0;
     e->ret_len = 0;
+    e->ret_top = ~(uint64_t)0;
     e->prev = TF_NO_BLOCK;
     e->prev_end = TF_END_OTHER;
     e->prev_next = 0;
-    e->max_exec = TF_NO_BLOCK;
+    e->max_exec = -1;
     e->last_any = 0;
 }
 
@@ -646,6 +648,8 @@ static inline int tf_enc_init(tf_encoder *e, const tf_enc_params *p, void *mem,
     e->ctx = ctx;
     e->succ_bits = p->succ_table_bits;
     e->addr_bits = p->addr_table_bits;
+    e->succ_shift = 64 - p->succ_table_bits;
+    e->addr_shift = 64 - p->addr_table_bits;
     e->ret_cap = p->ret_stack_depth;
     e->max_ops = p->max_ops;
     e->succ = (tf__succ_entry *)m;
@@ -659,7 +663,6 @@ static inline int tf_enc_init(tf_encoder *e, const tf_enc_params *p, void *mem,
     tf_stream_init(&e->s, m, TF_CHUNK_HEADER_SIZE + p->chunk_target + tf__enc_record_max(p->max_ops),
                    p->chunk_target, sink, ctx);
     e->pending = 0;
-    e->n_exec = 0;
     e->n_records = 0;
     tf__enc_reset(e);
     return 0;
@@ -710,174 +713,251 @@ static inline int tf__enc_write_run(tf_encoder *e)
     return 0;
 }
 
+#if defined(__GNUC__)
+#define TF__INLINE static inline __attribute__((always_inline))
+#define TF__NOINLINE static __attribute__((noinline))
+#else
+#define TF__INLINE static inline
+#define TF__NOINLINE static
+#endif
+
 static inline void tf__ret_push(tf_encoder *e, uint64_t a)
 {
-    if (e->ret_len == e->ret_cap) {
-        /* full: discard the bottom */
-        e->ret_base = e->ret_base + 1 == e->ret_cap ? 0 : e->ret_base + 1;
+    unsigned i;
+    if (e->ret_len == e->ret_cap) { /* full: discard the bottom */
+        for (i = 1; i < e->ret_cap; i++)
+            e->ret[i - 1] = e->ret[i];
         e->ret_len--;
     }
-    {
-        unsigned i = e->ret_base + e->ret_len;
-        if (i >= e->ret_cap)
-            i -= e->ret_cap;
-        e->ret[i] = a;
-    }
-    e->ret_len++;
+    e->ret[e->ret_len++] = a;
+    e->ret_top = a;
 }
 
-static inline uint64_t tf__ret_top(const tf_encoder *e)
+static inline void tf__ret_pop(tf_encoder *e)
 {
-    unsigned i = e->ret_base + e->ret_len - 1;
-    if (i >= e->ret_cap)
-        i -= e->ret_cap;
-    return e->ret[i];
+    e->ret_len--;
+    e->ret_top = e->ret_len > 0 ? e->ret[e->ret_len - 1] : ~(uint64_t)0;
 }
 
-/*
- * One block execution of block `id` (described by `b`): the first `n_insns`
- * instructions ran and `addrs` holds the first `n_ops` operand addresses.
- * `partial` says whether a partial event precedes the record (section 6.4).
- * Returns 0, or -1 if a sink failed or the execution is invalid.
- */
-static inline int tf_enc_exec_info(tf_encoder *e, uint32_t id, const tf_block_info *b,
-                                   int partial, uint32_t n_insns, uint32_t n_ops,
-                                   const uint64_t *addrs)
+/* Steps 1-4 of section 6.2 for the execution of block `id` that follows
+ * `prev`: returns its successor code, makes it the new `prev` and raises
+ * max_exec. */
+TF__INLINE uint64_t tf__enc_successor(tf_encoder *e, uint32_t id, const tf_block_info *b,
+                                      int partial)
 {
-    const uint8_t *flags = b->op_flags;
-    uint64_t *vals = e->scratch;
-    if (TF__UNLIKELY(n_ops > e->max_ops || n_ops > b->n_ops || n_insns > b->n_insns ||
-                     (partial && n_insns == 0))) {
-        e->s.error = 1;
-        return -1;
-    }
-    e->n_exec++;
-    for (;;) {
-        uint32_t c0 = TF_NO_BLOCK, c1 = TF_NO_BLOCK;
-        uint64_t s;
-        int all_pred = 1, have_prev_addr = 0;
-        uint64_t prev_addr = 0;
-        uint32_t j;
-
-        if (e->prev != TF_NO_BLOCK) {
-            /* steps 1 and 2 for prev (section 6.2) */
-            tf__succ_entry *pe = &e->succ[tf_hash(e->prev, e->succ_bits)];
-            int hit = pe->key == e->prev;
-            uint32_t s0 = hit ? pe->s0 : TF_NO_BLOCK, s1 = hit ? pe->s1 : TF_NO_BLOCK;
-            c0 = s0;
-            c1 = s1;
-            if (e->prev_end == TF_END_RETURN && e->ret_len > 0) {
-                uint32_t r = e->block_at(e->ctx, tf__ret_top(e));
-                if (r != TF_NO_BLOCK && r <= e->max_exec) {
+    uint64_t s = (uint64_t)id + 2;
+    uint32_t prev = e->prev;
+    if (TF__LIKELY(prev != TF_NO_BLOCK)) {
+        tf__succ_entry *pe = &e->succ[(prev * 0x9E3779B97F4A7C15ull) >> e->succ_shift];
+        uint32_t s0 = TF_NO_BLOCK, s1 = TF_NO_BLOCK, c0, c1;
+        int hit = pe->key == prev;
+        if (TF__LIKELY(hit)) {
+            s0 = pe->s0;
+            s1 = pe->s1;
+        }
+        c0 = s0;
+        c1 = s1;
+        if (e->prev_end == TF_END_RETURN) {
+            if (e->ret_len > 0) {
+                uint32_t r = e->block_at(e->ctx, e->ret_top);
+                if (r != TF_NO_BLOCK && (int64_t)r <= e->max_exec) {
                     c0 = r;
                     c1 = s0 == r ? s1 : s0;
                 }
-            } else if (e->prev_end == TF_END_CALL || e->prev_end == TF_END_INDIRECT_CALL) {
-                tf__ret_push(e, e->prev_next);
             }
-            /* step 4, learn (the pop of step 3 does not touch this table) */
-            if (!hit) {
-                pe->key = e->prev;
-                pe->s0 = id;
-                pe->s1 = TF_NO_BLOCK;
-            } else if (s0 != id) {
-                pe->s1 = s0;
-                pe->s0 = id;
-            }
+        } else if (e->prev_end == TF_END_CALL || e->prev_end == TF_END_INDIRECT_CALL) {
+            tf__ret_push(e, e->prev_next);
         }
-        /* step 3, pop on arrival */
-        if (e->ret_len > 0 && tf__ret_top(e) == b->address)
-            e->ret_len--;
-        s = c0 == id ? 0 : c1 == id ? 1 : (uint64_t)id + 2;
-        e->prev = id;
-        e->prev_end = partial ? TF_END_OTHER : b->end;
-        e->prev_next = b->address + b->code_len;
-        if (e->max_exec == TF_NO_BLOCK || id > e->max_exec)
-            e->max_exec = id;
+        /* step 4, learn (the pop of step 3 does not touch this table) */
+        if (TF__UNLIKELY(!hit)) {
+            pe->key = prev;
+            pe->s0 = id;
+            pe->s1 = TF_NO_BLOCK;
+        } else if (s0 != id) {
+            pe->s1 = s0;
+            pe->s0 = id;
+        }
+        s = c0 == id ? 0 : c1 == id ? 1 : s;
+    }
+    /* step 3, pop on arrival */
+    if (e->ret_top == b->address)
+        tf__ret_pop(e);
+    e->prev = id;
+    e->prev_end = partial ? TF_END_OTHER : b->end;
+    e->prev_next = b->address + b->code_len;
+    if ((int64_t)id > e->max_exec)
+        e->max_exec = id;
+    return s;
+}
 
-        /* operands (section 6.3) */
-        for (j = 0; j < n_ops; j++) {
-            uint64_t a = addrs[j], key = ((uint64_t)id << 16) + j, pred;
-            tf__addr_entry *E = &e->addr[tf_hash(key, e->addr_bits)];
-            int hit = (E->key & ~TF__ADDR_MODE_OFFSET) == key;
-            int cond = (flags[j] & TF_OP_COND) != 0;
-            if (!hit)
-                pred = have_prev_addr ? prev_addr : e->last_any;
-            else if ((E->key & TF__ADDR_MODE_OFFSET) && have_prev_addr)
-                pred = prev_addr + E->offset;
-            else
-                pred = E->last + E->stride;
-            if (cond && a == TF_ABSENT) {
-                vals[j] = 0;
-                all_pred = 0;
-                continue;
-            }
-            if (a != pred) {
-                all_pred = 0;
-                vals[j] = tf_zigzag((int64_t)(a - pred)) + (uint64_t)cond;
-                if (TF__UNLIKELY(cond && vals[j] == 0)) {
-                    e->s.error = 1; /* a difference of -2^63: not expressible */
-                    return -1;
-                }
-            } else {
-                vals[j] = (uint64_t)cond;
-            }
-            if (!hit) {
-                E->key = key | (have_prev_addr ? TF__ADDR_MODE_OFFSET : 0);
-                E->last = a;
-                E->stride = 0;
-                E->offset = have_prev_addr ? a - prev_addr : 0;
-            } else {
-                uint64_t mode = E->key & TF__ADDR_MODE_OFFSET;
-                int stride_ok = E->last + E->stride == a;
-                int offset_ok = have_prev_addr && prev_addr + E->offset == a;
-                if (!mode && !stride_ok && offset_ok)
-                    mode = TF__ADDR_MODE_OFFSET;
-                else if (mode && !offset_ok && stride_ok)
-                    mode = 0;
-                E->key = key | mode;
-                E->stride = a - E->last;
-                E->last = a;
-                if (have_prev_addr)
-                    E->offset = a - prev_addr;
-            }
-            e->last_any = a;
-            prev_addr = a;
-            have_prev_addr = 1;
-        }
+/* Section 6.3 for one operand that is conditional or has no entry (the
+ * general case): returns its record value, or 0 with *absent for an absent
+ * operand. */
+TF__INLINE uint64_t tf__enc_operand_general(tf_encoder *e, tf__addr_entry *E, uint64_t key,
+                                            uint64_t a, uint64_t cond, int have_prev,
+                                            uint64_t prev_addr, int *all_pred, int *bad)
+{
+    uint64_t ekey = E->key, mode = ekey & TF__ADDR_MODE_OFFSET, pred, d, v;
+    int hit = (ekey ^ mode) == key;
+    if (!hit)
+        pred = have_prev ? prev_addr : e->last_any;
+    else if (mode && have_prev)
+        pred = prev_addr + E->offset;
+    else
+        pred = E->last + E->stride;
+    d = a - pred;
+    v = tf_zigzag((int64_t)d) + cond;
+    *bad |= cond && v == 0;
+    *all_pred &= d == 0;
+    if (hit) {
+        int stride_ok = E->last + E->stride == a;
+        int offset_ok = have_prev && prev_addr + E->offset == a;
+        if (mode ? !offset_ok && stride_ok : !stride_ok && offset_ok)
+            E->key = ekey ^ TF__ADDR_MODE_OFFSET;
+        E->stride = a - E->last;
+        if (have_prev)
+            E->offset = a - prev_addr;
+    } else {
+        E->key = key | (have_prev ? TF__ADDR_MODE_OFFSET : 0);
+        E->stride = 0;
+        E->offset = have_prev ? a - prev_addr : 0;
+    }
+    E->last = a;
+    return v;
+}
 
-        if (!partial && s == 0 && all_pred && n_ops == b->n_ops && n_insns == b->n_insns) {
-            e->pending++;
-            return 0;
+/* Section 6.3 for the operands of one execution: predicts, stores each
+ * value of the record in e->scratch and updates the state. Returns 1 if every
+ * operand is present and predicted, 0 if not, -1 for an inexpressible value. */
+TF__INLINE int tf__enc_operands(tf_encoder *e, uint32_t id, const tf_block_info *b,
+                                uint32_t n_ops, const uint64_t *addrs)
+{
+    const uint8_t *flags = b->op_flags;
+    uint64_t *vals = e->scratch;
+    tf__addr_entry *table = e->addr;
+    unsigned shift = e->addr_shift;
+    uint64_t key = (uint64_t)id << 16, prev_addr = 0;
+    uint64_t h = key * 0x9E3779B97F4A7C15ull; /* hash(key) before the shift */
+    int have_prev = 0, all_pred = 1, bad = 0;
+    uint32_t j;
+    for (j = 0; j < n_ops; j++, key++, h += 0x9E3779B97F4A7C15ull) {
+        uint64_t a = addrs[j];
+        tf__addr_entry *E = &table[h >> shift];
+        uint64_t ekey = E->key, mode = ekey & TF__ADDR_MODE_OFFSET;
+        if (TF__LIKELY((ekey ^ mode) == key && !(flags[j] & TF_OP_COND))) {
+            /* the common case: an operand with an entry */
+            uint64_t last = E->last;
+            uint64_t by_stride = last + E->stride;
+            uint64_t by_offset = prev_addr + E->offset;
+            uint64_t d = a - (mode && have_prev ? by_offset : by_stride);
+            vals[j] = tf_zigzag((int64_t)d);
+            if (TF__LIKELY(d == 0)) {
+                /* predicted: the mode it used stays right, except offset
+                 * mode without a previous operand, which used the stride */
+                if (mode && !have_prev)
+                    E->key = key;
+            } else {
+                int stride_ok = by_stride == a;
+                int offset_ok = have_prev && by_offset == a;
+                all_pred = 0;
+                if (mode ? !offset_ok && stride_ok : !stride_ok && offset_ok)
+                    E->key = ekey ^ TF__ADDR_MODE_OFFSET;
+            }
+            E->stride = a - last;
+            if (have_prev)
+                E->offset = a - prev_addr;
+            E->last = a;
+        } else if ((flags[j] & TF_OP_COND) && a == TF_ABSENT) {
+            vals[j] = 0; /* absent: changes nothing */
+            all_pred = 0;
+            continue;
+        } else {
+            vals[j] = tf__enc_operand_general(e, E, key, a, (flags[j] >> 1) & 1, have_prev,
+                                              prev_addr, &all_pred, &bad);
         }
-        if (tf__enc_write_run(e))
-            continue; /* the chunk closed: encode this execution afresh */
-        if (TF__UNLIKELY(e->s.len + tf__enc_record_max(n_ops) > e->s.cap)) {
+        prev_addr = a;
+        have_prev = 1;
+    }
+    if (have_prev)
+        e->last_any = prev_addr;
+    return TF__UNLIKELY(bad) ? -1 : all_pred; /* bad: a difference of -2^63 */
+}
+
+/* An execution that is not part of a run: the pending run, then its record.
+ * If writing the run closes the chunk, the state was reset and the
+ * execution is encoded afresh. */
+TF__NOINLINE int tf__enc_record(tf_encoder *e, uint32_t id, const tf_block_info *b, int partial,
+                                uint32_t n_insns, uint32_t n_ops, const uint64_t *addrs,
+                                uint64_t s, int all_pred)
+{
+    uint8_t *p, *q;
+    uint32_t j;
+    for (;;) {
+        if (all_pred < 0) {
+            e->s.error = 1;
+            return -1;
+        }
+        if (!tf__enc_write_run(e)) {
+            if (TF__LIKELY(e->s.len + tf__enc_record_max(n_ops) <= e->s.cap))
+                break;
             /* only with a buffer smaller than tf_enc_mem_size asks for */
             if (e->s.len == 0) {
                 e->s.error = 1;
                 return -1;
             }
             tf__enc_close(e);
-            continue;
         }
-        {
-            uint8_t *p = tf_stream_tail(&e->s), *q = p;
-            if (partial) {
-                uint8_t ev[2 * TF_VARINT_MAX];
-                size_t n = tf_put_varint(ev, n_insns);
-                n += tf_put_varint(ev + n, n_ops);
-                q += tf_put_varint(q, (TF_EV_PARTIAL << 2) | 2);
-                q += tf_put_bytes(q, ev, n);
-            }
-            q += tf_put_varint(q, (s << 3) | (all_pred ? 0 : 4));
-            if (!all_pred)
-                for (j = 0; j < n_ops; j++)
-                    q += tf_put_varint(q, vals[j]);
-            e->s.len += (size_t)(q - p);
-        }
-        return tf__enc_end_record(e) == 0 && !e->s.error ? 0 : -1;
+        s = tf__enc_successor(e, id, b, partial);
+        all_pred = tf__enc_operands(e, id, b, n_ops, addrs);
     }
+    p = q = tf_stream_tail(&e->s);
+    if (partial) {
+        uint8_t ev[2 * TF_VARINT_MAX];
+        size_t n = tf_put_varint(ev, n_insns);
+        n += tf_put_varint(ev + n, n_ops);
+        q += tf_put_varint(q, (TF_EV_PARTIAL << 2) | 2);
+        q += tf_put_bytes(q, ev, n);
+    }
+    q += tf_put_varint(q, (s << 3) | (all_pred ? 0 : 4));
+    if (!all_pred)
+        for (j = 0; j < n_ops; j++)
+            q += tf_put_varint(q, e->scratch[j]);
+    e->s.len += (size_t)(q - p);
+    return tf__enc_end_record(e) == 0 && !e->s.error ? 0 : -1;
+}
+
+/* tf_enc_exec_info without the argument checks, for callers that know
+ * their executions are valid. */
+TF__INLINE int tf_enc_exec_fast(tf_encoder *e, uint32_t id, const tf_block_info *b,
+                                int partial, uint32_t n_insns, uint32_t n_ops,
+                                const uint64_t *addrs)
+{
+    uint64_t s = tf__enc_successor(e, id, b, partial);
+    int all_pred = tf__enc_operands(e, id, b, n_ops, addrs);
+    if (TF__LIKELY(s == 0 && all_pred > 0 && !partial)) {
+        e->pending++;
+        return 0;
+    }
+    return tf__enc_record(e, id, b, partial, n_insns, n_ops, addrs, s, all_pred);
+}
+
+/*
+ * One block execution of block `id` (described by `b`): the first `n_insns`
+ * instructions ran and `addrs` holds the first `n_ops` operand addresses.
+ * `partial` says whether a partial event precedes the record (section 6.4);
+ * a complete execution has n_insns = b->n_insns and n_ops = b->n_ops.
+ * Returns 0, or -1 if a sink failed or the execution is invalid.
+ */
+static inline int tf_enc_exec_info(tf_encoder *e, uint32_t id, const tf_block_info *b,
+                                   int partial, uint32_t n_insns, uint32_t n_ops,
+                                   const uint64_t *addrs)
+{
+    if (TF__UNLIKELY(n_ops > e->max_ops || n_ops > b->n_ops || n_insns > b->n_insns ||
+                     (partial ? n_insns == 0 : n_ops != b->n_ops || n_insns != b->n_insns))) {
+        e->s.error = 1;
+        return -1;
+    }
+    return tf_enc_exec_fast(e, id, b, partial, n_insns, n_ops, addrs);
 }
 
 /* A complete execution of block `id`; `addrs` holds all its operands. */
