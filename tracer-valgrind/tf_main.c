@@ -191,8 +191,16 @@ static void on_thread_create(ThreadId parent, ThreadId child)
    tf_threads_free_ended();
 }
 
+static Bool faulted; /* a fault inside a block killed the process */
+
 static void end_thread(Thread *t, UInt how)
 {
+   /* A thread ends in the middle of a block only when a fault inside the
+    * block kills the process: the instructions before it ran. */
+   if (tf_raw_in_progress(t)) {
+      tf_raw_fault(t, VG_(get_IP)(t->vgtid));
+      faulted = True;
+   }
    put_marker(t, MK_EXIT, t->exit_syscall ? TF_EXIT_ENDED : how, 0, 0);
    tf_raw_handoff(t, False);
    t->ended_vg = True;
@@ -307,15 +315,9 @@ static void post_deliver_signal(ThreadId tid, Int signo)
 static void fini(Int exitcode_unused)
 {
    TfOutcome o = {True, False, 0, 0};
-   Bool faulted = False;
-   Thread *last = thread_if_any(running);
    UInt i;
    if (tf_disabled)
       return;
-   if (last && tf_raw_in_progress(last)) { /* killed by a fault inside a block */
-      tf_raw_fault(last, VG_(get_IP)(running));
-      faulted = True;
-   }
    for (i = 1; by_vgtid && i <= VG_N_THREADS; i++)
       if (by_vgtid[i])
          end_thread(by_vgtid[i], TF_EXIT_PROCESS);

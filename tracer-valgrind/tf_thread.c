@@ -179,16 +179,24 @@ static void pop(Thread *t, const Block *b, const ULong *slots)
 }
 
 /* Calls and returns of a complete execution, for frames that end at their
- * function's return. */
+ * function's return. A return first ends the frames of functions that have
+ * no call in flight (a function entered by a tail jump returns with the one
+ * it jumped to), then goes back into the function that made the call. */
 static void track_depth(Thread *t, const Block *b, const ULong *slots)
 {
    Frame *f = top(t);
    if (f->pop != POP_ON_RETURN)
       return;
-   if (b->info.end == TF_END_CALL || b->info.end == TF_END_INDIRECT_CALL)
+   if (b->info.end == TF_END_CALL || b->info.end == TF_END_INDIRECT_CALL) {
       f->depth++;
-   else if (b->info.end == TF_END_RETURN && f->depth-- == 0)
-      pop(t, b, slots);
+   } else if (b->info.end == TF_END_RETURN) {
+      while (f->pop == POP_ON_RETURN && f->depth == 0) {
+         pop(t, b, slots);
+         f = top(t);
+      }
+      if (f->pop == POP_ON_RETURN)
+         f->depth--;
+   }
 }
 
 /* A traced thread enters a runtime or excluded function. */
@@ -229,7 +237,7 @@ static inline void trace(Thread *t, UInt id, const Block *b, Bool partial, UInt 
                          UInt n_ops, const ULong *slots)
 {
    if (tf_bench != 2)
-      tf_enc_exec_info(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
+      tf_enc_exec_fast(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
    t->traced += n_insns;
 }
 
