@@ -443,16 +443,3 @@ UInt tf_block_get(const BlockShape *s)
    return id;
 }
 
-#include "pub_tool_libcfile.h"
-void tf_blocks_dump(void)
-{
-   Int fd = sr_Res(VG_(open)("/tmp/tfw/blocks.bin", VKI_O_WRONLY|VKI_O_CREAT|VKI_O_TRUNC, 0644));
-   UInt i;
-   for (i = 0; i < n_blocks; i++) {
-      Block *b = tf_block(i);
-      ULong rec[6] = {b->info.address, b->info.code_len, b->info.n_insns, b->info.n_ops, b->info.end, b->slots};
-      VG_(write)(fd, rec, sizeof rec);
-      VG_(write)(fd, b->info.op_flags, b->info.n_ops);
-   }
-   VG_(close)(fd);
-}

@@ -75,7 +75,8 @@ static void print_usage(void)
 
 static void print_debug_usage(void)
 {
-   VG_(printf)("    (none)\n");
+   VG_(printf)("    --tf-bench=0|1|2      measure where time goes: 1 drops the raw records,\n"
+               "                          2 runs the state machine but not the encoder [0]\n");
 }
 
 static void fatal(const HChar *msg, const HChar *arg)

@@ -24,8 +24,6 @@
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_vkiscnums.h"
 
-extern Int tf_bench;
-
 /* ---- the cursor in the shadow guest state ---- */
 
 #define SH_CUR OFFSET_amd64_RAX /* offsets within shadow area 1 */

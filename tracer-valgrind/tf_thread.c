@@ -22,8 +22,6 @@
 
 typedef enum { POP_NEVER = 0, POP_ON_RETURN, POP_ON_SIGRETURN } PopRule;
 
-extern Int tf_bench;
-
 static Thread *all[TF_MAX_THREADS]; /* by tid - 1 */
 static volatile UInt n_all;
 
@@ -59,10 +57,13 @@ static int thread_sink(void *ctx, const uint8_t *chunk, size_t len)
 
 /* ---- creation (Valgrind thread) ---- */
 
+/* Pushes a frame; past MAX_FRAMES (signal handlers interrupted by signal
+ * handlers ...) the current frame goes on, a loss of detail only. */
 static void push(Thread *t, UChar mode, UChar pop)
 {
    Frame *f;
-   tl_assert(t->n_frames < MAX_FRAMES);
+   if (t->n_frames == MAX_FRAMES)
+      return;
    f = &t->frames[t->n_frames++];
    VG_(memset)(f, 0, sizeof *f);
    f->mode = mode;
@@ -233,8 +234,10 @@ static void enter_skipped_fn(Thread *t, const Block *b, const ULong *slots)
    f->lock = lock;
 }
 
-static inline void trace(Thread *t, UInt id, const Block *b, Bool partial, UInt n_insns,
-                         UInt n_ops, const ULong *slots)
+/* Inlined into the hot loop: the encoder's fast path with it. */
+static inline __attribute__((always_inline)) void trace(Thread *t, UInt id, const Block *b,
+                                                        Bool partial, UInt n_insns, UInt n_ops,
+                                                        const ULong *slots)
 {
    if (tf_bench != 2)
       tf_enc_exec_fast(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
@@ -274,8 +277,7 @@ static void signal_start(Thread *t, Int signo)
    UChar mode = top(t)->mode;
    if (mode == TF_MODE_TRACE)
       tf_enc_signal(&t->enc, (ULong)signo);
-   if (t->n_frames < MAX_FRAMES)
-      push(t, mode, POP_ON_SIGRETURN);
+   push(t, mode, POP_ON_SIGRETURN);
 }
 
 static void signal_return(Thread *t, Int signo)
@@ -327,11 +329,9 @@ static const ULong *marker(Thread *t, const ULong *p)
    case MK_SIGRET:
       signal_return(t, (Int)payload);
       return p + 1;
-   case MK_EXIT:
+   default: /* MK_EXIT */
       stream_end(t, (UInt)payload);
       return p + 1;
-   default:
-      tl_assert(0);
    }
 }
 
