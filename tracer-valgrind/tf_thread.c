@@ -376,21 +376,22 @@ void tf_threads_manifest(tf_mp *mp, ULong *traced, ULong *skipped)
    tf_mp_array(mp, n_all);
    for (i = 0; i < n_all; i++) {
       const Thread *t = all[i];
-      tf_mp_map(mp, 7);
-      tf_mp_cstr(mp, "tid");
-      tf_mp_uint(mp, t->tid);
-      tf_mp_cstr(mp, "parent");
-      tf_mp_uint(mp, t->parent);
-      tf_mp_cstr(mp, "stack_lo");
-      tf_mp_uint(mp, t->stack_lo);
-      tf_mp_cstr(mp, "stack_hi");
-      tf_mp_uint(mp, t->stack_hi);
-      tf_mp_cstr(mp, "start_routine");
-      tf_mp_uint(mp, t->start_routine);
-      tf_mp_cstr(mp, "traced_instructions");
-      tf_mp_uint(mp, t->traced);
-      tf_mp_cstr(mp, "skipped_instructions");
-      tf_mp_uint(mp, t->skipped);
+      const struct {
+         const HChar *key;
+         ULong value;
+      } fields[] = {{"tid", t->tid},
+                    {"parent", t->parent},
+                    {"stack_lo", t->stack_lo},
+                    {"stack_hi", t->stack_hi},
+                    {"start_routine", t->start_routine},
+                    {"traced_instructions", t->traced},
+                    {"skipped_instructions", t->skipped}};
+      UInt k;
+      tf_mp_map(mp, sizeof fields / sizeof fields[0]);
+      for (k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+         tf_mp_cstr(mp, fields[k].key);
+         tf_mp_uint(mp, fields[k].value);
+      }
       *traced += t->traced;
       *skipped += t->skipped;
    }

@@ -1150,24 +1150,26 @@ static inline void tf_mp_int(tf_mp *m, int64_t v)
         tf__mp_head(m, 0xd3, (uint64_t)v, 8);
 }
 
-static inline void tf_mp_map(tf_mp *m, uint32_t n)
+/* A map or array header: fix type, then the 16- and 32-bit forms. */
+static inline void tf__mp_container(tf_mp *m, uint8_t fix, uint8_t type16, uint32_t n)
 {
     if (n < 16)
-        tf__mp_head(m, (uint8_t)(0x80 | n), 0, 0);
+        tf__mp_head(m, (uint8_t)(fix | n), 0, 0);
     else if (n <= 0xffff)
-        tf__mp_head(m, 0xde, n, 2);
+        tf__mp_head(m, type16, n, 2);
     else
-        tf__mp_head(m, 0xdf, n, 4);
+        tf__mp_head(m, (uint8_t)(type16 + 1), n, 4);
+}
+
+/* A map of n key/value pairs follows (write key, value, key, value, ...). */
+static inline void tf_mp_map(tf_mp *m, uint32_t n)
+{
+    tf__mp_container(m, 0x80, 0xde, n);
 }
 
 static inline void tf_mp_array(tf_mp *m, uint32_t n)
 {
-    if (n < 16)
-        tf__mp_head(m, (uint8_t)(0x90 | n), 0, 0);
-    else if (n <= 0xffff)
-        tf__mp_head(m, 0xdc, n, 2);
-    else
-        tf__mp_head(m, 0xdd, n, 4);
+    tf__mp_container(m, 0x90, 0xdc, n);
 }
 
 static inline void tf__mp_raw(tf_mp *m, const void *data, size_t len)
