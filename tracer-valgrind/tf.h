@@ -48,6 +48,7 @@ extern XArray *tf_exclude;      /* of const HChar*: --tf-exclude */
 extern Bool tf_disabled;        /* in a forked child: record nothing */
 extern Bool tf_verbose;         /* --tf-verbose=yes: describe roles on stderr */
 extern Int tf_bench;            /* --tf-bench: skip work, to measure where time goes */
+extern Int tf_encoders;         /* --tf-encoders: encoder threads (0: one per spare core) */
 
 /* Prints "tf: <message>" on stderr (Valgrind thread only). */
 void tf_error(const HChar *fmt, ...) PRINTF_CHECK(1, 2);

@@ -22,6 +22,7 @@ XArray *tf_exclude;
 Bool tf_disabled;
 Bool tf_verbose;
 Int tf_bench;
+Int tf_encoders;
 
 IRSB *tf_instrument(VgCallbackClosure *closure, IRSB *sbIn, const VexGuestLayout *layout,
                     const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
@@ -59,6 +60,7 @@ static Bool process_option(const HChar *arg)
       VG_(addToXA)(tf_exclude, &v);
    } else if VG_BOOL_CLO (arg, "--tf-verbose", tf_verbose) {
    } else if VG_INT_CLO (arg, "--tf-bench", tf_bench) {
+   } else if VG_BINT_CLO (arg, "--tf-encoders", tf_encoders, 0, 8) {
    } else {
       return False;
    }
@@ -70,7 +72,8 @@ static void print_usage(void)
    VG_(printf)("    --tf-out=DIR          write the trace into DIR, which must exist [required]\n"
                "    --tf-only=FN          trace only while FN is on the call stack (repeatable)\n"
                "    --tf-exclude=FN       skip FN and its callees (repeatable)\n"
-               "    --tf-verbose=no|yes   describe the runtime functions found [no]\n");
+               "    --tf-verbose=no|yes   describe the runtime functions found [no]\n"
+               "    --tf-encoders=N       encoder threads, 1..8; 0: one per spare core [0]\n");
 }
 
 static void print_debug_usage(void)

@@ -237,6 +237,8 @@ static UInt count_workers(void)
    UInt cpus = 0, i;
    for (i = 0; n > 0 && i < (UInt)n / 8; i++)
       cpus += __builtin_popcountll(mask[i]);
+   if (tf_encoders > 0)
+      return tf_encoders;
    return cpus <= 2 ? 1 : cpus - 1 > MAX_WORKERS ? MAX_WORKERS : cpus - 1;
 }
 
