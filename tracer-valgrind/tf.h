@@ -191,6 +191,7 @@ typedef struct Thread {
    ULong *cursor;     /* its cursor while the thread does not run */
    Bool running;      /* between start_client_code and stop_client_code */
    Bool started;      /* thread_start was written */
+   Bool discard;      /* not traced (too many threads): its segment is overwritten */
    Bool ended_vg;     /* the stream's end was handed over */
    Bool exit_syscall; /* the thread made the exit system call */
    Bool mem_freed;

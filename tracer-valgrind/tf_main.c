@@ -189,8 +189,6 @@ static void on_thread_create(ThreadId parent, ThreadId child)
       return;
    p = thread_if_any(parent);
    c = tf_thread_new(child, p);
-   if (c == NULL)
-      return;
    by_vgtid[child] = c;
    tf_threads_free_ended();
 }

@@ -280,7 +280,7 @@ void tf_raw_handoff(Thread *t, Bool more)
    Item it;
    if (t->seg == NULL)
       return;
-   if (tf_disabled) { /* a forked child: nothing is recorded */
+   if (tf_disabled || t->discard) { /* nothing is recorded */
       t->seg[0] = 0;
       set_cursor(t, t->seg);
       return;

@@ -75,16 +75,23 @@ Thread *tf_thread_new(ThreadId vgtid, Thread *parent)
 {
    tf_enc_params params = {TF_SUCC_BITS, TF_ADDR_BITS, TF_RET_DEPTH, TF_CHUNK_TARGET,
                            TF_MAX_BLOCK_OPS};
-   Thread *t;
-   if (n_all == TF_MAX_THREADS) {
-      tf_error("more than %d threads: the others are not traced", TF_MAX_THREADS);
-      return NULL;
-   }
-   t = VG_(calloc)("tf.thread", 1, sizeof(Thread));
-   t->tid = n_all + 1;
-   t->parent = parent ? parent->tid : 0;
+   Thread *t = VG_(calloc)("tf.thread", 1, sizeof(Thread));
    t->vgtid = vgtid;
    t->worker = -1;
+   if (n_all == TF_MAX_THREADS) {
+      /* Not traced, but its code still writes raw records: they go to a
+       * segment of its own that is overwritten. */
+      static Bool said;
+      if (!said)
+         tf_error("more than %d threads: the others are not traced", TF_MAX_THREADS);
+      said = True;
+      t->discard = True;
+      t->started = True;
+      tf_raw_attach(t);
+      return t;
+   }
+   t->tid = n_all + 1;
+   t->parent = parent ? parent->tid : 0;
    if (parent) {
       t->start_routine = parent->created_routine;
       parent->created_routine = 0;
