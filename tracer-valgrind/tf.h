@@ -100,9 +100,15 @@ typedef struct {
    FnRole role;         /* set when the block starts at a function's entry */
    UInt fn_id;
    UInt next_same_addr; /* the next id at the same address, or TF_NO_BLOCK */
-   UChar *ident;        /* code bytes then instruction lengths */
-   UChar *op_insn;      /* per operand: its instruction's index */
-} Block;
+   UChar *ident;        /* code bytes, instruction lengths, then per operand
+                           its instruction's index and its flags */
+} Block;                /* 64 bytes: one cache line */
+
+/* Per operand: the index of its instruction in the block. */
+static inline const UChar *tf_block_op_insn(const Block *b)
+{
+   return b->ident + b->info.code_len + b->info.n_insns;
+}
 
 /* A superblock as the instrumenter sees it, before it has an id. */
 typedef struct {

@@ -12,6 +12,7 @@
 #include "pub_tool_vki.h"
 
 #define MAX_BLOCK_CHUNKS (1u << 12) /* 16M blocks */
+typedef char block_is_a_cache_line[sizeof(Block) == 64 ? 1 : -1];
 Block *tf_block_chunks[MAX_BLOCK_CHUNKS];
 static UInt n_blocks;
 
@@ -390,23 +391,24 @@ UInt tf_block_get(const BlockShape *s)
 
    id = n_blocks;
    tl_assert(id < MAX_BLOCK_CHUNKS << TF_BLOCK_CHUNK_BITS);
-   if ((id & ((1u << TF_BLOCK_CHUNK_BITS) - 1)) == 0)
-      tf_block_chunks[id >> TF_BLOCK_CHUNK_BITS] =
-         VG_(calloc)("tf.blocks", 1u << TF_BLOCK_CHUNK_BITS, sizeof(Block));
+   if ((id & ((1u << TF_BLOCK_CHUNK_BITS) - 1)) == 0) {
+      /* cache-line aligned: the encoder threads read a block per execution */
+      Addr a = (Addr)VG_(calloc)("tf.blocks", (1u << TF_BLOCK_CHUNK_BITS) + 1, sizeof(Block));
+      tf_block_chunks[id >> TF_BLOCK_CHUNK_BITS] = (Block *)((a + 63) & ~(Addr)63);
+   }
    b = tf_block(id);
    b->fn_id = function_of(s->addr, &role);
    /* a role applies only where the function is entered */
    if (b->fn_id == 0 || fns[b->fn_id - 1].entry != s->addr)
       role.role = ROLE_NONE;
    b->role = role;
-   b->ident = VG_(malloc)("tf.ident", s->code_len + s->n_insns);
+   b->ident = VG_(malloc)("tf.ident", s->code_len + s->n_insns + 2 * s->n_ops + 1);
    VG_(memcpy)(b->ident, code, s->code_len);
    VG_(memcpy)(b->ident + s->code_len, s->lens, s->n_insns);
-   flags = VG_(malloc)("tf.opflags", s->n_ops + 1);
-   b->op_insn = VG_(malloc)("tf.opinsn", s->n_ops + 1);
+   flags = b->ident + s->code_len + s->n_insns + s->n_ops;
    for (i = 0; i < s->n_ops; i++) {
+      b->ident[s->code_len + s->n_insns + i] = (UChar)s->ops[i].insn;
       flags[i] = s->ops[i].flags;
-      b->op_insn[i] = (UChar)s->ops[i].insn;
    }
    b->info.address = s->addr;
    b->info.code_len = s->code_len;

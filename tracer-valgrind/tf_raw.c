@@ -362,7 +362,7 @@ void tf_raw_fault(Thread *t, Addr ip)
       r[0] = 0; /* nothing ran, or the address is not in the block */
       return;
    }
-   while (n_ops < b->info.n_ops && b->op_insn[n_ops] < k)
+   while (n_ops < b->info.n_ops && tf_block_op_insn(b)[n_ops] < k)
       n_ops++;
    r[0] = tf_raw_partial_word(id, k, n_ops);
    tf_raw_wrote(t, r + 1 + b->slots);
