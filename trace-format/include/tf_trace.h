@@ -59,6 +59,27 @@
  * Memory operands of an execution are passed as an array of addresses, one per
  * operand (the first n_ops for a partial execution); an absent conditional
  * operand is TF_ABSENT (0: address 0 is never a valid user address on Linux).
+ *
+ * API in brief
+ *   tf_varint_len, tf_put_varint, tf_zigzag, tf_put_svarint, tf_put_bytes,
+ *   tf_put_u32le, tf_put_u64le, tf_crc32c (tf_crc32c_portable: table only),
+ *   tf_file_header, tf_chunk_header, tf_hash (the hash of section 6.2)
+ *   tf_stream_init, tf_stream_tail, tf_stream_close
+ *   tf_table_module, tf_table_function, tf_table_block (tf_table_block_size)
+ *   tf_enc_mem_size, tf_enc_init, tf_enc_file_header
+ *   tf_enc_exec (complete, info by callback), tf_enc_exec_partial,
+ *   tf_enc_exec_info (info given, checked), tf_enc_exec_fast (unchecked)
+ *   tf_enc_event and one writer per event: tf_enc_thread_start,
+ *   tf_enc_thread_exit, tf_enc_lock_acquire, tf_enc_lock_release, tf_enc_skip,
+ *   tf_enc_syscall, tf_enc_signal, tf_enc_signal_return, tf_enc_marker
+ *   tf_enc_flush (end of stream, or before exec / death)
+ *   tf_mp_init, tf_mp_len, tf_mp_map, tf_mp_array, tf_mp_str, tf_mp_cstr,
+ *   tf_mp_bin, tf_mp_uint, tf_mp_int, tf_mp_bool, tf_mp_nil, tf_utf8_valid
+ * Functions return 0 on success and -1 on error (a sink failed, a record did
+ * not fit, an invalid execution); errors also set the stream's `error`.
+ * Encoders share nothing: each may run in its own thread. The block_at
+ * callback returns the lowest id at an address among the blocks defined so
+ * far; the encoder applies the max_exec bound of section 6.2 itself.
  */
 #ifndef TF_TRACE_H
 #define TF_TRACE_H
@@ -783,7 +804,7 @@ TF__INLINE uint64_t tf__enc_successor(tf_encoder *e, uint32_t id, const tf_block
     if (e->ret_top == b->address)
         tf__ret_pop(e);
     e->prev = id;
-    e->prev_end = partial ? TF_END_OTHER : b->end;
+    e->prev_end = partial ? (uint32_t)TF_END_OTHER : b->end;
     e->prev_next = b->address + b->code_len;
     if ((int64_t)id > e->max_exec)
         e->max_exec = id;
