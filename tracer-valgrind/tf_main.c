@@ -284,7 +284,7 @@ static void pre_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs)
 static void post_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs, SysRes res)
 {
    Thread *t = thread_if_any(tid);
-   if (tf_disabled || t == NULL)
+   if (tf_disabled || t == NULL || no == __NR_rt_sigreturn) /* that is signal_return */
       return;
    /* after the block that ends in the syscall instruction */
    put_marker(t, MK_SYSCALL, no, 1, t->syscall_start ? now_nanos() - t->syscall_start : 0);
