@@ -124,6 +124,9 @@ pub struct Lane<'t> {
     regions: Vec<Membership>,
     /// Waiting at the join of this region.
     parked: Option<u32>,
+    /// Back from a join and not yet run a block: not serialized again before
+    /// it has (every region makes progress).
+    joined: bool,
 }
 
 impl<'t> Lane<'t> {
@@ -151,6 +154,7 @@ impl<'t> Lane<'t> {
             held: Vec::new(),
             regions: Vec::new(),
             parked: None,
+            joined: false,
         })
     }
 
@@ -378,6 +382,7 @@ impl<'t> Warp<'_, 't> {
                     for i in bits(live) {
                         let lane = &mut self.lanes[i];
                         lane.parked = None;
+                        lane.joined = true;
                         if let Some(k) = lane.regions.iter().rposition(|m| m.region == region) {
                             lane.regions.truncate(k);
                         }
@@ -501,6 +506,7 @@ impl<'t> Warp<'_, 't> {
     fn advance(&mut self, i: usize, depth: u32) -> tf_trace::Result<Next> {
         let canon = self.cfg.canon;
         let lane = &mut self.lanes[i];
+        lane.joined = false;
         let (prev, prev_end) = (lane.step.cblock, lane.step.end);
         if !lane.source.next_step(&mut lane.step, &mut lane.events)? {
             lane.done = true;
@@ -655,7 +661,15 @@ impl<'t> Warp<'_, 't> {
         // Holders per lock, in lane order, and whether one holds it exclusively.
         let mut holders: Vec<(u64, u64, bool)> = Vec::new();
         for i in bits(stay) {
-            for &(lock, kind) in &self.lanes[i].held {
+            let lane = &self.lanes[i];
+            if lane.joined {
+                continue;
+            }
+            for &(lock, kind) in &lane.held {
+                // Already waiting in a region of this lock.
+                if lane.regions.iter().any(|m| m.lock == Some(lock)) {
+                    continue;
+                }
                 let exclusive = kind != LockKind::RwRead;
                 match holders.iter_mut().find(|h| h.0 == lock) {
                     Some(h) => {
