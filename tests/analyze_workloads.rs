@@ -129,7 +129,7 @@ fn csv_has_the_json_numbers() {
     for line in text.lines().skip(1) {
         let cells: Vec<&str> = line.split(',').collect();
         let w: u64 = cells[col("warp_size")].parse().unwrap();
-        let name = cells[col("function")];
+        let (name, module) = (cells[col("function")], cells[col("module")]);
         let (thread, warp) = if name == "[all]" {
             let r = width(&json, w);
             (
@@ -137,7 +137,12 @@ fn csv_has_the_json_numbers() {
                 r["warp_instructions"].as_u64().unwrap(),
             )
         } else {
-            let f = function(width(&json, w), name);
+            // Names repeat across modules (strcmp in ld.so and in libc).
+            let functions = width(&json, w)["functions"].as_array().unwrap();
+            let f = functions
+                .iter()
+                .find(|f| f["name"] == name && f["module"] == module)
+                .unwrap();
             (
                 f["thread_instructions"].as_u64().unwrap(),
                 f["warp_instructions"].as_u64().unwrap(),
