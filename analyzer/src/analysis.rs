@@ -2,6 +2,7 @@
 
 use crate::blocks::CanonicalBlocks;
 use crate::cfg::{CfgBuilder, Cfgs};
+use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
 use crate::lanes::LaneSource;
 use crate::loops::outermost_loop;
@@ -189,9 +190,9 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
             .map(|m| (m.base, m.base.wrapping_add(m.size))),
         scans.iter().map(|s| s.stack),
     );
-    let n_functions = symbols.len();
+    let functions = FunctionTable::new(&symbols, trace.blocks(), cfgs.keys().copied());
 
-    let lines = SourceLines::new(trace.blocks());
+    let naming = Naming::new(&functions, SourceLines::new(trace.blocks()), &scans);
     let mut results = Vec::new();
     for &width in &opts.widths {
         let warps = opts
@@ -203,7 +204,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
             ipdom: &ipdom,
             segments: &segments,
             width,
-            n_functions,
+            functions: &functions,
             serialize_locks: opts.locks,
         };
         let total = warps
@@ -234,16 +235,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
             })
             .try_reduce(WarpStats::default, |a, b| Ok(a.merge(b)))
             .map_err(Error::Trace)?;
-        results.push(width_result(
-            &total,
-            width,
-            units.len(),
-            warps.len(),
-            &symbols,
-            &lines,
-            trace,
-            &scans,
-        ));
+        results.push(naming.width_result(&total, width, units.len(), warps.len()));
     }
 
     let mut skipped = Skipped::default();
@@ -356,119 +348,116 @@ impl UnitsRule {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn width_result(
-    total: &WarpStats,
-    width: usize,
-    units: usize,
-    warps: usize,
-    symbols: &Symbols,
-    lines: &SourceLines,
-    trace: &Trace,
-    scans: &[ThreadScan],
-) -> WidthResult {
-    let mut skipped_in: HashMap<FunctionId, u64> = HashMap::new();
-    for s in scans {
-        for &(f, n) in &s.skipped_in {
-            *skipped_in.entry(f).or_default() += n;
-        }
-    }
-    let all_warp = total.insns.warp_instructions.max(1) as f64;
-    let mut functions: Vec<FunctionResult> = total
-        .functions
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.insns.warp_instructions > 0)
-        .map(|(id, f)| {
-            function_result(
-                id as FunctionId,
-                f,
-                width,
-                all_warp,
-                symbols,
-                lines,
-                trace,
-                &skipped_in,
-            )
-        })
-        .collect();
-    functions.sort_by(|a, b| {
-        b.warp_instructions
-            .cmp(&a.warp_instructions)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    let mut locks: Vec<LockResult> = total
-        .locks
-        .iter()
-        .map(|(&addr, l)| LockResult {
-            address: format!("{addr:#x}"),
-            symbol: lines.symbol(addr),
-            kind: lock_kind_name(l.kind),
-            acquisitions: l.acquisitions,
-            contentions: l.contentions,
-            serialized_lanes: l.serialized_lanes,
-            serialized_warp_instructions: l.serialized_warp_instructions,
-        })
-        .collect();
-    locks.sort_by(|a, b| {
-        (b.serialized_warp_instructions, b.acquisitions)
-            .cmp(&(a.serialized_warp_instructions, a.acquisitions))
-            .then_with(|| a.address.cmp(&b.address))
-    });
-    WidthResult {
-        warp_size: width,
-        units,
-        warps,
-        thread_instructions: total.insns.thread_instructions,
-        warp_instructions: total.insns.warp_instructions,
-        simt_efficiency: total.insns.efficiency(width),
-        divergent_branches: total.divergent_branches,
-        memory: MemoryReport::from(&total.memory),
-        skipped_instructions: scans.iter().map(|s| s.skipped.instructions()).sum(),
-        serialized_warp_instructions: total
-            .locks
-            .values()
-            .map(|l| l.serialized_warp_instructions)
-            .sum(),
-        locks,
-        functions,
-    }
+/// Names and places for the report: functions, source lines, lock symbols.
+struct Naming<'a> {
+    functions: &'a FunctionTable,
+    lines: SourceLines,
+    /// Skipped instructions per function.
+    skipped_in: HashMap<FunctionId, u64>,
+    skipped: u64,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn function_result(
-    id: FunctionId,
-    f: &FunctionStats,
-    width: usize,
-    all_warp: f64,
-    symbols: &Symbols,
-    lines: &SourceLines,
-    trace: &Trace,
-    skipped_in: &HashMap<FunctionId, u64>,
-) -> FunctionResult {
-    let entry = symbols.entry(id);
-    let module = trace
-        .blocks()
-        .function(id)
-        .and_then(|func| trace.blocks().module(func.module))
-        .map(|m| {
-            let p = String::from_utf8_lossy(&m.path).into_owned();
-            p.rsplit('/').next().unwrap_or_default().to_string()
-        })
-        .unwrap_or_default();
-    let line = entry.and_then(|e| lines.line(e));
-    FunctionResult {
-        name: symbols.name(id).to_string(),
-        module,
-        file: line.as_ref().map(|l| l.file.clone()),
-        line: line.map(|l| l.line),
-        share: f.insns.warp_instructions as f64 / all_warp,
-        thread_instructions: f.insns.thread_instructions,
-        warp_instructions: f.insns.warp_instructions,
-        simt_efficiency: f.insns.efficiency(width),
-        memory: MemoryReport::from(&f.memory),
-        serialized_warp_instructions: f.serialized_warp_instructions,
-        skipped_instructions: skipped_in.get(&id).copied().unwrap_or(0),
+impl<'a> Naming<'a> {
+    fn new(functions: &'a FunctionTable, lines: SourceLines, scans: &[ThreadScan]) -> Naming<'a> {
+        let mut skipped_in: HashMap<FunctionId, u64> = HashMap::new();
+        for s in scans {
+            for &((sym, frame), n) in &s.skipped_in {
+                let f = if sym != 0 {
+                    sym
+                } else {
+                    functions.frame(frame)
+                };
+                *skipped_in.entry(f).or_default() += n;
+            }
+        }
+        Naming {
+            functions,
+            lines,
+            skipped_in,
+            skipped: scans.iter().map(|s| s.skipped.instructions()).sum(),
+        }
+    }
+
+    fn width_result(
+        &self,
+        total: &WarpStats,
+        width: usize,
+        units: usize,
+        warps: usize,
+    ) -> WidthResult {
+        let all_warp = total.insns.warp_instructions.max(1) as f64;
+        let mut functions: Vec<FunctionResult> = total
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.insns.warp_instructions > 0)
+            .map(|(id, f)| self.function_result(id as FunctionId, f, width, all_warp))
+            .collect();
+        functions.sort_by(|a, b| {
+            b.warp_instructions
+                .cmp(&a.warp_instructions)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let mut locks: Vec<LockResult> = total
+            .locks
+            .iter()
+            .map(|(&addr, l)| LockResult {
+                address: format!("{addr:#x}"),
+                symbol: self.lines.symbol(addr),
+                kind: lock_kind_name(l.kind),
+                acquisitions: l.acquisitions,
+                contentions: l.contentions,
+                serialized_lanes: l.serialized_lanes,
+                serialized_warp_instructions: l.serialized_warp_instructions,
+            })
+            .collect();
+        locks.sort_by(|a, b| {
+            (b.serialized_warp_instructions, b.acquisitions)
+                .cmp(&(a.serialized_warp_instructions, a.acquisitions))
+                .then_with(|| a.address.cmp(&b.address))
+        });
+        WidthResult {
+            warp_size: width,
+            units,
+            warps,
+            thread_instructions: total.insns.thread_instructions,
+            warp_instructions: total.insns.warp_instructions,
+            simt_efficiency: total.insns.efficiency(width),
+            divergent_branches: total.divergent_branches,
+            memory: MemoryReport::from(&total.memory),
+            skipped_instructions: self.skipped,
+            serialized_warp_instructions: total
+                .locks
+                .values()
+                .map(|l| l.serialized_warp_instructions)
+                .sum(),
+            locks,
+            functions,
+        }
+    }
+
+    fn function_result(
+        &self,
+        id: FunctionId,
+        f: &FunctionStats,
+        width: usize,
+        all_warp: f64,
+    ) -> FunctionResult {
+        let info = self.functions.info(id);
+        let line = info.entry.and_then(|e| self.lines.line(e));
+        FunctionResult {
+            name: info.name.clone(),
+            module: info.module.clone(),
+            file: line.as_ref().map(|l| l.file.clone()),
+            line: line.map(|l| l.line),
+            share: f.insns.warp_instructions as f64 / all_warp,
+            thread_instructions: f.insns.thread_instructions,
+            warp_instructions: f.insns.warp_instructions,
+            simt_efficiency: f.insns.efficiency(width),
+            memory: MemoryReport::from(&f.memory),
+            serialized_warp_instructions: f.serialized_warp_instructions,
+            skipped_instructions: self.skipped_in.get(&id).copied().unwrap_or(0),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ mod analysis;
 pub mod blocks;
 pub mod cfg;
 pub mod frames;
+pub mod functions;
 pub mod ipdom;
 pub mod lanes;
 pub mod loops;

@@ -86,8 +86,9 @@ pub struct ThreadScan {
     pub traced: u64,
     /// Work not traced.
     pub skipped: Skipped,
-    /// Skipped instructions per function (of the block before the skip).
-    pub skipped_in: Vec<(FunctionId, u64)>,
+    /// Skipped instructions by where they were skipped: the symbol of the
+    /// block before the skip (0 = none) and the entry of its frame.
+    pub skipped_in: Vec<((FunctionId, u64), u64)>,
     /// Events in the stream (readable part).
     pub events: u64,
     /// The damage that stopped the reading, if any.
@@ -139,7 +140,7 @@ impl ScanJob<'_> {
         let mut prev: Option<(CBlockId, EndKind)> = None;
         let mut prev_call_sp: Option<u64> = None;
         let mut last_sym: FunctionId = 0;
-        let mut skipped_in: std::collections::HashMap<FunctionId, u64> = Default::default();
+        let mut skipped_in: std::collections::HashMap<(FunctionId, u64), u64> = Default::default();
         let mut chunk_seq = u32::MAX;
         let mut event = 0u64;
         while let Some(ev) = reader.next_event() {
@@ -211,7 +212,8 @@ impl ScanJob<'_> {
                 }
                 Event::Skip { reason, count } => {
                     out.skipped.add(reason, count);
-                    *skipped_in.entry(last_sym).or_default() += count;
+                    let frame = tracker.as_ref().map_or(0, |t| t.top().entry);
+                    *skipped_in.entry((last_sym, frame)).or_default() += count;
                 }
                 Event::Syscall { nanos, .. } => {
                     out.skipped.syscalls += 1;

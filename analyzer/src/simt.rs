@@ -42,6 +42,7 @@
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::cfg::VEXIT;
 use crate::frames::{Frame, FrameTracker};
+use crate::functions::FunctionTable;
 use crate::lanes::{LaneEvent, LaneSource, LaneStep};
 use crate::segments::{interleaved_sectors, sectors, Segments};
 use crate::stats::{FunctionStats, Insns, Memory};
@@ -124,9 +125,6 @@ pub struct Lane<'t> {
     regions: Vec<Membership>,
     /// Waiting at the join of this region.
     parked: Option<u32>,
-    /// Back from a join and not yet run a block: not serialized again before
-    /// it has (every region makes progress).
-    joined: bool,
 }
 
 impl<'t> Lane<'t> {
@@ -154,7 +152,6 @@ impl<'t> Lane<'t> {
             held: Vec::new(),
             regions: Vec::new(),
             parked: None,
-            joined: false,
         })
     }
 
@@ -237,8 +234,8 @@ pub struct Replay<'a> {
     pub segments: &'a Segments,
     /// Warp width (lanes 0..width; the warp may have fewer lanes).
     pub width: usize,
-    /// Number of function ids (per-function counters are sized by it).
-    pub n_functions: usize,
+    /// The functions blocks are charged to.
+    pub functions: &'a FunctionTable,
     /// Serialize lanes that hold the same lock (`--locks on`).
     pub serialize_locks: bool,
 }
@@ -270,7 +267,7 @@ impl Replay<'_> {
             cfg: self,
             stack: Vec::new(),
             stats: WarpStats {
-                functions: vec![FunctionStats::default(); self.n_functions + 1],
+                functions: vec![FunctionStats::default(); self.functions.max_id() + 1],
                 ..WarpStats::default()
             },
             lanes,
@@ -354,7 +351,7 @@ impl<'t> Warp<'_, 't> {
             self.callees.clear();
             match top.pc {
                 Pc::Block(b) => {
-                    self.execute(b, live, top.serialized);
+                    self.execute(b, live, &top);
                     let mut left = 0u64;
                     for i in bits(live) {
                         match self.advance(i, top.depth)? {
@@ -368,27 +365,30 @@ impl<'t> Warp<'_, 't> {
                             }
                         }
                     }
-                    self.diverge(Some(b), top, left);
+                    self.diverge(Some(b), top, left, true);
                 }
                 Pc::ReturnSite(call) => {
                     let left = self.regroup(live, top.depth);
-                    self.diverge(Some(call), top, left);
+                    self.diverge(Some(call), top, left, true);
                 }
                 Pc::Resume => {
                     let left = self.regroup(live, top.depth);
-                    self.diverge(None, top, left);
+                    self.diverge(None, top, left, true);
                 }
                 Pc::Join(region) => {
                     for i in bits(live) {
                         let lane = &mut self.lanes[i];
                         lane.parked = None;
-                        lane.joined = true;
                         if let Some(k) = lane.regions.iter().rposition(|m| m.region == region) {
                             lane.regions.truncate(k);
                         }
                     }
+                    // Lanes that still hold the lock here (they left the
+                    // region's frame instead of releasing) are serialized
+                    // again only after their next block, so that every
+                    // region makes progress.
                     let left = self.regroup(live, top.depth);
-                    self.diverge(None, top, left);
+                    self.diverge(None, top, left, false);
                 }
                 Pc::Exit => {
                     self.stack.pop();
@@ -424,9 +424,10 @@ impl<'t> Warp<'_, 't> {
         left
     }
 
-    /// Issues block `b` for the lanes of `live`.
-    fn execute(&mut self, b: CBlockId, live: u64, serialized: Option<u64>) {
+    /// Issues block `b` of entry `e` for the lanes of `live`.
+    fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) {
         let cb = self.cfg.canon.block(b);
+        let serialized = e.serialized;
         let mut thread = 0u64;
         let mut warp = 0u64;
         for i in bits(live) {
@@ -440,7 +441,12 @@ impl<'t> Warp<'_, 't> {
         };
         self.stats.insns.add(&issued);
         self.stats.block_issues += 1;
-        let f = (cb.function as usize).min(self.stats.functions.len() - 1);
+        let f = if cb.function != 0 {
+            cb.function
+        } else {
+            self.cfg.functions.frame(e.func)
+        };
+        let f = (f as usize).min(self.stats.functions.len() - 1);
         self.stats.functions[f].insns.add(&issued);
         if let Some(lock) = serialized {
             self.stats.functions[f].serialized_warp_instructions += warp;
@@ -506,7 +512,6 @@ impl<'t> Warp<'_, 't> {
     fn advance(&mut self, i: usize, depth: u32) -> tf_trace::Result<Next> {
         let canon = self.cfg.canon;
         let lane = &mut self.lanes[i];
-        lane.joined = false;
         let (prev, prev_end) = (lane.step.cblock, lane.step.end);
         if !lane.source.next_step(&mut lane.step, &mut lane.events)? {
             lane.done = true;
@@ -554,9 +559,10 @@ impl<'t> Warp<'_, 't> {
     /// Rewrites the stack after the lanes of `top` ran `node` (or came back
     /// to a return site, a round or a join, `node` being `None` when there is
     /// no block to take a post-dominator from): `groups` stay in the frame,
-    /// `callees` entered callees, `left` left the frame.
-    fn diverge(&mut self, node: Option<CBlockId>, top: Entry, left: u64) {
-        if self.cfg.serialize_locks && self.serialize(top, left) {
+    /// `callees` entered callees, `left` left the frame. Lock serialization
+    /// is considered when `may_serialize`.
+    fn diverge(&mut self, node: Option<CBlockId>, top: Entry, left: u64, may_serialize: bool) {
+        if may_serialize && self.cfg.serialize_locks && self.serialize(top, left) {
             return;
         }
         let callers: u64 = self.callees.iter().fold(0, |m, c| m | c.3);
@@ -662,9 +668,6 @@ impl<'t> Warp<'_, 't> {
         let mut holders: Vec<(u64, u64, bool)> = Vec::new();
         for i in bits(stay) {
             let lane = &self.lanes[i];
-            if lane.joined {
-                continue;
-            }
             for &(lock, kind) in &lane.held {
                 // Already waiting in a region of this lock.
                 if lane.regions.iter().any(|m| m.lock == Some(lock)) {

@@ -204,3 +204,40 @@ fn readers_share_a_rwlock_and_a_writer_excludes_them() {
     let (t, _c) = p.finish();
     assert_eq!(func(&report(&t, 4, true), "crit"), (20, 20));
 }
+
+#[test]
+fn a_lock_still_held_after_the_join_makes_progress() {
+    // A recursive mutex: each lane takes L twice, releases it once inside f
+    // and never again. The replay must end, and (as under every model)
+    // thread instructions are exactly the lanes' own.
+    let mut p = Prog::new();
+    let main = p.func(0x100, "main");
+    let f = p.func(0x200, "f");
+    let m0 = p.block(0x100, 1, EndKind::Call, main);
+    let m1 = p.block(0x101, 1, EndKind::Call, main);
+    let m2 = p.block(0x102, 1, EndKind::Call, main);
+    let m3 = p.block(0x103, 3, EndKind::Return, main);
+    let f0 = p.block(0x200, 1, EndKind::Call, f);
+    let f1 = p.block(0x201, 2, EndKind::Return, f);
+    let stub = p.block(0x300, 1, EndKind::IndirectJump, 0);
+    for tid in 1..=4 {
+        let mut t = p.w().thread(tid).unwrap();
+        t.exec(m0, &[]).unwrap();
+        t.exec(stub, &[]).unwrap();
+        t.lock_acquire(LockKind::Mutex, 0x5000).unwrap();
+        t.exec(m1, &[]).unwrap();
+        t.exec(stub, &[]).unwrap();
+        t.lock_acquire(LockKind::Mutex, 0x5000).unwrap();
+        t.exec(m2, &[]).unwrap();
+        t.exec(f0, &[]).unwrap();
+        t.exec(stub, &[]).unwrap();
+        t.lock_release(LockKind::Mutex, 0x5000).unwrap();
+        t.exec(f1, &[]).unwrap();
+        t.exec(m3, &[]).unwrap();
+    }
+    let (t, _c) = p.finish();
+    let r = report(&t, 4, true);
+    let per_lane = 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 2 + 3;
+    assert_eq!(r.results[0].thread_instructions, 4 * per_lane);
+    assert!(r.results[0].serialized_warp_instructions > 0);
+}

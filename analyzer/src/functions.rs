@@ -1,0 +1,130 @@
+//! Which function an executed block is charged to, and its name.
+//!
+//! A block is charged to its symbol's function. Code without a symbol (a
+//! stripped program such as Debian's `pigz`, PLT stubs) is charged to the
+//! function running in its frame, which is named after its entry like perf
+//! does for unknown code: `pigz+0x5a30` (module and offset, stable across runs).
+//!
+//! ```
+//! use tf_analyzer::functions::FunctionTable;
+//! use tf_analyzer::symbols::Symbols;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = std::env::temp_dir().join(format!("tf-doc-functions-{}", std::process::id()));
+//! let mut w = tf_trace::TraceWriter::create(&dir)?;
+//! let m = w.module(0x400000, 0x10000, "/usr/bin/pigz", b"")?;
+//! let main = w.function(0x401000, m, "main")?;
+//! w.finish()?;
+//! let trace = tf_trace::Trace::open(&dir)?;
+//! let symbols = Symbols::new(trace.blocks());
+//! let table = FunctionTable::new(&symbols, trace.blocks(), [0x401000, 0x405a30]);
+//! assert_eq!(table.frame(0x401000), main);
+//! let unnamed = table.frame(0x405a30);
+//! assert_eq!(table.info(unnamed).name, "pigz+0x5a30");
+//! assert_eq!(table.info(unnamed).module, "pigz");
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(()) }
+//! ```
+
+use crate::symbols::Symbols;
+use std::collections::HashMap;
+use tf_trace::{BlockTable, FunctionId};
+
+/// A function as reports show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionInfo {
+    /// Demangled name, or `module+0xoffset` for code without a symbol.
+    pub name: String,
+    /// The module's file name.
+    pub module: String,
+    /// Its entry address, when known.
+    pub entry: Option<u64>,
+}
+
+/// The trace's functions (ids 1..=symbols) and one more per entry of a frame
+/// running code without a symbol.
+pub struct FunctionTable {
+    infos: Vec<FunctionInfo>,
+    frames: HashMap<u64, FunctionId>,
+}
+
+impl FunctionTable {
+    /// The table for `table`'s functions and the frames that started at
+    /// `frame_entries`.
+    pub fn new(
+        symbols: &Symbols,
+        table: &BlockTable,
+        frame_entries: impl IntoIterator<Item = u64>,
+    ) -> FunctionTable {
+        let module_of = |addr: u64| {
+            table.module_containing(addr).map(|m| {
+                let path = String::from_utf8_lossy(&m.path).into_owned();
+                (
+                    path.rsplit('/').next().unwrap_or_default().to_string(),
+                    m.base,
+                )
+            })
+        };
+        let mut infos = vec![FunctionInfo {
+            name: "[unknown]".into(),
+            module: String::new(),
+            entry: None,
+        }];
+        for f in table.functions() {
+            infos.push(FunctionInfo {
+                name: symbols.name(f.id).to_string(),
+                module: table
+                    .module(f.module)
+                    .map(|m| {
+                        String::from_utf8_lossy(&m.path)
+                            .rsplit('/')
+                            .next()
+                            .unwrap_or_default()
+                            .to_string()
+                    })
+                    .unwrap_or_default(),
+                entry: Some(f.entry),
+            });
+        }
+        let mut frames = HashMap::new();
+        let mut entries: Vec<u64> = frame_entries.into_iter().collect();
+        entries.sort_unstable();
+        entries.dedup();
+        for entry in entries {
+            let id = match symbols.at_entry(entry) {
+                Some(f) => f,
+                None => {
+                    let (module, base) = module_of(entry).unwrap_or_default();
+                    let name = if module.is_empty() {
+                        format!("{entry:#x}")
+                    } else {
+                        format!("{module}+{:#x}", entry - base)
+                    };
+                    infos.push(FunctionInfo {
+                        name,
+                        module,
+                        entry: Some(entry),
+                    });
+                    (infos.len() - 1) as FunctionId
+                }
+            };
+            frames.insert(entry, id);
+        }
+        FunctionTable { infos, frames }
+    }
+
+    /// The function of a frame that started at `entry` (0 = unknown).
+    #[inline]
+    pub fn frame(&self, entry: u64) -> FunctionId {
+        self.frames.get(&entry).copied().unwrap_or(0)
+    }
+
+    /// The largest function id.
+    pub fn max_id(&self) -> usize {
+        self.infos.len() - 1
+    }
+
+    /// Function `id`.
+    pub fn info(&self, id: FunctionId) -> &FunctionInfo {
+        self.infos.get(id as usize).unwrap_or(&self.infos[0])
+    }
+}
