@@ -237,7 +237,8 @@ fn a_lock_still_held_after_the_join_makes_progress() {
     }
     let (t, _c) = p.finish();
     let r = report(&t, 4, true);
-    let per_lane = 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 2 + 3;
+    // m0, stub, m1, stub, m2, f0, stub: 1 each; f1: 2; m3: 3.
+    let per_lane = 7 + 2 + 3;
     assert_eq!(r.results[0].thread_instructions, 4 * per_lane);
     assert!(r.results[0].serialized_warp_instructions > 0);
 }
