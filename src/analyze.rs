@@ -20,11 +20,13 @@ pub struct Outputs {
     pub top: usize,
     /// Which stack layout the table shows.
     pub stack_model: crate::StackModel,
+    /// Print the wall time of each stage on stderr.
+    pub timings: bool,
 }
 
 /// Runs the analysis and prints the table; returns the exit status.
 pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
-    let report = compute(dir, options)?;
+    let report = compute(dir, options, outputs.timings)?;
     print(
         &report,
         outputs.top,
@@ -41,8 +43,9 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
     Ok(0)
 }
 
-/// Opens the trace and analyses it with a progress bar on stderr.
-pub fn compute(dir: &Path, options: &Options) -> Result<Report> {
+/// Opens the trace and analyses it with a progress bar on stderr (and the
+/// wall time of each stage when `timings`).
+pub fn compute(dir: &Path, options: &Options, timings: bool) -> Result<Report> {
     let trace =
         Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
     for problem in trace.problems() {
@@ -51,6 +54,11 @@ pub fn compute(dir: &Path, options: &Options) -> Result<Report> {
     let bar = Bar::new();
     let report = analyze(&trace, options, &bar)?;
     bar.finish();
+    if timings {
+        for line in bar.timings() {
+            eprintln!("tf: {line}");
+        }
+    }
     for w in &report.warnings {
         eprintln!("tf: warning: {w}");
     }
@@ -62,6 +70,8 @@ struct Bar {
     bar: ProgressBar,
     started: Instant,
     shown: Mutex<bool>,
+    /// Stages and when they started, to report with `--timings`.
+    stages: Mutex<Vec<(String, Instant)>>,
 }
 
 impl Bar {
@@ -78,6 +88,7 @@ impl Bar {
             bar,
             started: Instant::now(),
             shown: Mutex::new(false),
+            stages: Mutex::new(Vec::new()),
         }
     }
 
@@ -94,10 +105,28 @@ impl Bar {
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
+
+    /// Wall time per stage, one line each.
+    fn timings(&self) -> Vec<String> {
+        let stages = self.stages.lock().expect("not poisoned");
+        let now = Instant::now();
+        stages
+            .iter()
+            .enumerate()
+            .map(|(i, (name, at))| {
+                let end = stages.get(i + 1).map_or(now, |s| s.1);
+                format!("{name}: {:.2} s", (end - *at).as_secs_f64())
+            })
+            .collect()
+    }
 }
 
 impl Progress for Bar {
     fn stage(&self, name: &str, total: u64) {
+        self.stages
+            .lock()
+            .expect("not poisoned")
+            .push((name.to_string(), Instant::now()));
         self.bar.set_message(name.to_string());
         self.bar.set_length(total);
         self.bar.set_position(0);

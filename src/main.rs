@@ -68,6 +68,9 @@ enum Command {
         /// How many functions to list per warp width.
         #[arg(long, default_value_t = 25)]
         top: usize,
+        /// Print the wall time of each stage of the analysis on stderr.
+        #[arg(long)]
+        timings: bool,
     },
     /// Describe a trace: threads, instructions, blocks, bytes, modules, top functions.
     Info {
@@ -178,6 +181,7 @@ fn main() -> ExitCode {
             json,
             csv,
             top,
+            timings,
         } => analyze::run(
             &trace,
             &options.options(),
@@ -186,6 +190,7 @@ fn main() -> ExitCode {
                 csv,
                 top,
                 stack_model: options.stack_model,
+                timings,
             },
         ),
         Command::Info { trace, top } => info::run(&trace, top),

@@ -96,6 +96,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
         canon: &canon,
         entry_of: &entry_of,
         build_cfg: true,
+        addresses: false,
     };
     let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
     let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();
@@ -162,6 +163,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
         };
         let job = ScanJob {
             build_cfg: false,
+            addresses: true,
             ..job
         };
         progress.stage("cutting iterations", bytes);
@@ -193,23 +195,43 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
     let functions = FunctionTable::new(&symbols, trace.blocks(), cfgs.keys().copied());
 
     let naming = Naming::new(&functions, SourceLines::new(trace.blocks()), &scans);
-    let mut results = Vec::new();
-    for &width in &opts.widths {
-        let warps = opts
-            .batch
-            .warps(units.len(), width, |i| units[i].root, |i| units[i].insns);
-        progress.stage(&format!("replaying warps of {width}"), warps.len() as u64);
-        let replay = Replay {
+    // Every warp of every width is one job: widths replay in parallel too,
+    // which keeps all cores busy when a trace makes few warps.
+    let warps: Vec<Vec<Vec<usize>>> = opts
+        .widths
+        .iter()
+        .map(|&w| {
+            opts.batch
+                .warps(units.len(), w, |i| units[i].root, |i| units[i].insns)
+        })
+        .collect();
+    let jobs: Vec<(usize, &[usize])> = warps
+        .iter()
+        .enumerate()
+        .flat_map(|(k, ws)| ws.iter().map(move |m| (k, m.as_slice())))
+        .collect();
+    let widths: Vec<String> = opts.widths.iter().map(|w| w.to_string()).collect();
+    progress.stage(
+        &format!("replaying warps of {}", widths.join(", ")),
+        jobs.len() as u64,
+    );
+    let replays: Vec<Replay> = opts
+        .widths
+        .iter()
+        .map(|&width| Replay {
             canon: &canon,
             ipdom: &ipdom,
             segments: &segments,
             width,
             functions: &functions,
             serialize_locks: opts.locks,
-        };
-        let total = warps
-            .par_iter()
-            .map(|members| {
+        })
+        .collect();
+    let totals: Vec<WarpStats> = jobs
+        .par_iter()
+        .try_fold(
+            || vec![WarpStats::default(); replays.len()],
+            |mut acc, &(k, members)| {
                 let lanes = members
                     .iter()
                     .map(|&i| {
@@ -221,22 +243,25 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
                             u,
                             chunks.get(&u.tid).copied().unwrap_or(&[]),
                         )?;
-                        Lane::new(
-                            source,
-                            (u.root, u.root_sym),
-                            stack,
-                            u.stack_pointer.unwrap_or(stack.1),
-                        )
+                        Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
                     })
                     .collect::<Result<Vec<_>, _>>()?;
-                let stats = replay.run(lanes)?;
+                let stats = replays[k].run(lanes)?;
+                acc[k] = std::mem::take(&mut acc[k]).merge(stats);
                 progress.advance(1);
-                Ok(stats)
-            })
-            .try_reduce(WarpStats::default, |a, b| Ok(a.merge(b)))
-            .map_err(Error::Trace)?;
-        results.push(naming.width_result(&total, width, units.len(), warps.len()));
-    }
+                Ok::<_, tf_trace::Error>(acc)
+            },
+        )
+        .try_reduce(
+            || vec![WarpStats::default(); replays.len()],
+            |a, b| Ok(a.into_iter().zip(b).map(|(x, y)| x.merge(y)).collect()),
+        )?;
+    let results: Vec<WidthResult> = opts
+        .widths
+        .iter()
+        .enumerate()
+        .map(|(k, &width)| naming.width_result(&totals[k], width, units.len(), warps[k].len()))
+        .collect();
 
     let mut skipped = Skipped::default();
     for s in &scans {

@@ -26,7 +26,7 @@
 //! ```
 
 use crate::symbols::Symbols;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use tf_trace::{BlockTable, FunctionId};
 
 /// A function as reports show it.
@@ -85,7 +85,7 @@ impl FunctionTable {
                 entry: Some(f.entry),
             });
         }
-        let mut frames = HashMap::new();
+        let mut frames = HashMap::default();
         let mut entries: Vec<u64> = frame_entries.into_iter().collect();
         entries.sort_unstable();
         entries.dedup();

@@ -1,12 +1,12 @@
 //! The steps of one unit, read from its thread's stream for a SIMT lane.
 
-use crate::blocks::{steps, CBlockId, CanonicalBlocks};
-use crate::scan::ChunkStart;
+use crate::blocks::{CBlockId, CanonicalBlocks};
+use crate::scan::{call_push, ChunkStart};
 use crate::units::{Pos, Unit};
-use tf_trace::{Access, EndKind, Event, LockKind, Trace};
+use tf_trace::{Access, BlockId, EndKind, Event, LockKind, Trace};
 
-/// One step owned by its lane: the block it runs next.
-#[derive(Clone, Debug, Default)]
+/// One step of a lane: the canonical block it runs next.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct LaneStep {
     /// The canonical block.
     pub cblock: CBlockId,
@@ -16,8 +16,8 @@ pub struct LaneStep {
     pub end: EndKind,
     /// Operand index offset (see [`Step::first_op`](crate::blocks::Step::first_op)).
     pub first_op: u16,
-    /// Its memory accesses.
-    pub accesses: Vec<Access>,
+    /// Its accesses, as a range of [`LaneSource::accesses`].
+    acc: (u32, u32),
 }
 
 /// Something that happened between two steps of a lane.
@@ -49,16 +49,20 @@ pub struct LaneSource<'t> {
     canon: &'t CanonicalBlocks,
     /// Index of the next event the reader returns.
     next_event: u64,
-    end: Pos,
-    /// The block event being split: its steps, owned (`n_pieces` of them
-    /// are valid; the rest keep their buffers for reuse).
-    pieces: Vec<LaneStep>,
-    n_pieces: usize,
-    /// Index of the next piece of `pieces` to hand out, and the event they
-    /// belong to.
-    piece: usize,
-    pieces_event: u64,
     start: Pos,
+    end: Pos,
+    /// The block event being split into steps: its block, instructions left
+    /// to hand out, completeness and accesses (copied once from the reader).
+    block: BlockId,
+    event: u64,
+    piece: usize,
+    left: u32,
+    complete: bool,
+    accesses: Vec<Access>,
+    acc_pos: usize,
+    in_block: bool,
+    /// The last call's return-address push before the unit's start.
+    start_sp: Option<u64>,
     done: bool,
 }
 
@@ -70,20 +74,38 @@ impl<'t> LaneSource<'t> {
         unit: &Unit,
         chunks: &[ChunkStart],
     ) -> tf_trace::Result<LaneSource<'t>> {
-        let reader = trace.read_thread(unit.tid)?;
+        let mut reader = trace.read_thread(unit.tid)?;
+        reader.set_validate(false);
         let _ = chunks;
         Ok(LaneSource {
             reader,
             canon,
             next_event: 0,
-            end: unit.end,
-            pieces: Vec::new(),
-            n_pieces: 0,
-            piece: 0,
-            pieces_event: 0,
             start: unit.start,
+            end: unit.end,
+            block: 0,
+            event: 0,
+            piece: 0,
+            left: 0,
+            complete: true,
+            accesses: Vec::new(),
+            acc_pos: 0,
+            in_block: false,
+            start_sp: None,
             done: false,
         })
+    }
+
+    /// The stack pointer at the unit's start, if a call just before it
+    /// pushed its return address (known once the first step is read).
+    pub fn start_sp(&self) -> Option<u64> {
+        self.start_sp
+    }
+
+    /// The accesses of `step`, the step last returned.
+    #[inline]
+    pub fn accesses(&self, step: &LaneStep) -> &[Access] {
+        &self.accesses[step.acc.0 as usize..step.acc.1 as usize]
     }
 
     /// Fills `out` with the next step and `events` with what happened since
@@ -98,66 +120,53 @@ impl<'t> LaneSource<'t> {
             if self.done {
                 return Ok(false);
             }
-            if self.piece < self.n_pieces {
-                let pos = Pos {
-                    event: self.pieces_event,
-                    piece: self.piece as u16,
-                };
-                if pos >= self.end {
-                    self.done = true;
-                    return Ok(false);
+            if self.in_block {
+                if let Some(step) = self.next_piece() {
+                    let pos = Pos {
+                        event: self.event,
+                        piece: (self.piece - 1) as u16,
+                    };
+                    if pos >= self.end {
+                        self.done = true;
+                        return Ok(false);
+                    }
+                    if pos < self.start {
+                        self.start_sp =
+                            call_push(&self.accesses[step.acc.0 as usize..step.acc.1 as usize])
+                                .or(self.start_sp);
+                        continue;
+                    }
+                    *out = step;
+                    return Ok(true);
                 }
-                self.piece += 1;
-                if pos < self.start {
-                    continue;
-                }
-                let p = &self.pieces[self.piece - 1];
-                out.cblock = p.cblock;
-                out.insns = p.insns;
-                out.end = p.end;
-                out.first_op = p.first_op;
-                out.accesses.clear();
-                out.accesses.extend_from_slice(&p.accesses);
-                return Ok(true);
+                self.in_block = false;
             }
-            if (Pos {
-                event: self.next_event,
-                piece: 0,
-            }) >= self.end
-            {
+            let event = self.next_event;
+            if (Pos { event, piece: 0 }) >= self.end {
                 self.done = true;
                 return Ok(false);
             }
-            let event = self.next_event;
             let Some(ev) = self.reader.next_event() else {
                 self.done = true;
                 return Ok(false);
             };
             self.next_event += 1;
-            let ev = ev?;
             let before_start = event < self.start.event;
-            match ev {
+            match ev? {
                 Event::Block(x) => {
-                    if event < self.start.event {
+                    if before_start {
+                        self.start_sp = call_push(x.accesses()).or(self.start_sp);
                         continue;
                     }
-                    let mut n = 0;
-                    for s in steps(self.canon, x.block, x.insns, x.complete, x.accesses()) {
-                        if n == self.pieces.len() {
-                            self.pieces.push(LaneStep::default());
-                        }
-                        let p = &mut self.pieces[n];
-                        p.cblock = s.cblock;
-                        p.insns = s.insns;
-                        p.end = s.end;
-                        p.first_op = s.first_op;
-                        p.accesses.clear();
-                        p.accesses.extend_from_slice(s.accesses);
-                        n += 1;
-                    }
-                    self.n_pieces = n;
+                    self.block = x.block;
+                    self.event = event;
                     self.piece = 0;
-                    self.pieces_event = event;
+                    self.left = x.insns;
+                    self.complete = x.complete;
+                    self.accesses.clear();
+                    self.accesses.extend_from_slice(x.accesses());
+                    self.acc_pos = 0;
+                    self.in_block = true;
                 }
                 _ if before_start => {}
                 Event::LockAcquire { kind, lock } => events.push(LaneEvent::Acquire { kind, lock }),
@@ -167,5 +176,37 @@ impl<'t> LaneSource<'t> {
                 _ => {}
             }
         }
+    }
+
+    /// The next piece of the current block event (see [`crate::blocks::steps`]).
+    #[inline]
+    fn next_piece(&mut self) -> Option<LaneStep> {
+        if self.left == 0 {
+            return None;
+        }
+        let p = *self.canon.pieces(self.block).get(self.piece)?;
+        self.piece += 1;
+        let ran = self.left.min(u32::from(p.n_insns));
+        self.left -= ran;
+        let end_op = p.first_op + p.n_ops;
+        let lo = self.acc_pos;
+        let hi = lo
+            + self.accesses[lo..]
+                .iter()
+                .take_while(|a| a.operand < end_op)
+                .count();
+        self.acc_pos = hi;
+        let whole = ran == u32::from(p.n_insns) && (self.left > 0 || self.complete);
+        Some(LaneStep {
+            cblock: p.cblock,
+            insns: ran,
+            end: if whole {
+                self.canon.block(p.cblock).end
+            } else {
+                EndKind::Other
+            },
+            first_op: p.first_op,
+            acc: (lo as u32, hi as u32),
+        })
     }
 }

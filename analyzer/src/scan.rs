@@ -107,6 +107,9 @@ pub struct ScanJob<'a> {
     pub entry_of: &'a (dyn Fn(FunctionId) -> Option<u64> + Sync),
     /// Build CFGs.
     pub build_cfg: bool,
+    /// Decode memory addresses (only to find the stack pointer of each
+    /// unit's frame; following control flow without them is much faster).
+    pub addresses: bool,
 }
 
 impl ScanJob<'_> {
@@ -134,6 +137,10 @@ impl ScanJob<'_> {
                 return out;
             }
         };
+        reader.set_addresses(self.addresses);
+        // Checksums are still verified; decoding each chunk twice is not
+        // worth its time here (see ThreadReader::set_validate).
+        reader.set_validate(false);
         let mut cutter_fn = Some(cutter);
         let mut units: Option<UnitCutter> = None;
         let mut tracker: Option<FrameTracker> = None;
@@ -164,14 +171,11 @@ impl ScanJob<'_> {
                             event,
                             piece: piece as u16,
                         };
-                        let (t, call_sp) = match (&mut tracker, prev) {
-                            (Some(tr), Some((p, p_end))) => {
-                                let t = match &mut out.cfg {
-                                    Some(cfg) => cfg.step(tr, self.canon, p, p_end, s.cblock),
-                                    None => tr.advance(self.canon, p, p_end, s.cblock),
-                                };
-                                (Some(t), None)
-                            }
+                        let t = match (&mut tracker, prev) {
+                            (Some(tr), Some((p, p_end))) => Some(match &mut out.cfg {
+                                Some(cfg) => cfg.step(tr, self.canon, p, p_end, s.cblock),
+                                None => tr.advance(self.canon, p, p_end, s.cblock),
+                            }),
                             _ => {
                                 let tr = FrameTracker::new(FrameTracker::root_for(
                                     self.canon,
@@ -182,20 +186,15 @@ impl ScanJob<'_> {
                                     cfg.start(&tr);
                                 }
                                 tracker = Some(tr);
-                                (None, None)
+                                None
                             }
                         };
-                        let call_sp = call_sp.or(match t {
+                        let call_sp = match t {
                             Some(Transition::Call) => prev_call_sp,
                             _ => None,
-                        });
+                        };
                         units.step(pos, &s, t, tracker.as_ref().expect("set"), call_sp);
-                        prev_call_sp = s
-                            .accesses
-                            .iter()
-                            .rev()
-                            .find(|a| a.write && a.size == 8)
-                            .map(|a| a.addr);
+                        prev_call_sp = call_push(s.accesses);
                         last_sym = self.canon.block(s.cblock).function;
                         prev = Some((s.cblock, s.end));
                     }
@@ -253,4 +252,14 @@ impl ScanJob<'_> {
         out.skipped_in.sort_unstable();
         out
     }
+}
+
+/// The stack pointer a call leaves for its callee: the address where it
+/// pushed the return address (its block's last 8-byte write).
+pub fn call_push(accesses: &[tf_trace::Access]) -> Option<u64> {
+    accesses
+        .iter()
+        .rev()
+        .find(|a| a.write && a.size == 8)
+        .map(|a| a.addr)
 }

@@ -50,7 +50,7 @@ use std::collections::HashMap;
 use tf_trace::{FunctionId, LockKind};
 
 /// Immediate post-dominators of every function, by (function entry, block).
-pub type IpdomMap = HashMap<(u64, CBlockId), CBlockId>;
+pub type IpdomMap = rustc_hash::FxHashMap<(u64, CBlockId), CBlockId>;
 
 /// What a stack entry runs next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,16 +130,18 @@ pub struct Lane<'t> {
 impl<'t> Lane<'t> {
     /// A lane that runs the unit read by `source`, rooted in `root` (the
     /// unit's bottom frame function), with thread stack `stack` and stack
-    /// pointer `sp` at the unit's start.
+    /// pointer `sp` at the unit's start (when the scan found it; else the
+    /// call just before the unit's start tells, else the stack's top).
     pub fn new(
         mut source: LaneSource<'t>,
         root: (u64, FunctionId),
         stack: (u64, u64),
-        sp: u64,
+        sp: Option<u64>,
     ) -> tf_trace::Result<Lane<'t>> {
         let mut step = LaneStep::default();
         let mut events = Vec::new();
         let done = !source.next_step(&mut step, &mut events)?;
+        let sp = sp.or(source.start_sp()).unwrap_or(stack.1);
         let tracker = FrameTracker::new(Frame::root(root.0, root.1, step.cblock));
         Ok(Lane {
             source,
@@ -251,12 +253,14 @@ struct Warp<'a, 't> {
     stack: Vec<Entry>,
     stats: WarpStats,
     next_region: u32,
-    /// Scratch: (operand index in the block, lane, address, size, write).
-    accesses: Vec<(u16, u32, u64, u16, bool)>,
+    /// Scratch: per lane with accesses, (lane, index of its next access).
+    cursors: Vec<(u32, u32)>,
     sectors: Vec<u64>,
     interleaved: Vec<u64>,
     groups: Vec<Group>,
     callees: Vec<Callee>,
+    /// The last frame entry whose function was looked up, and that function.
+    frame_function: (u64, FunctionId),
 }
 
 impl Replay<'_> {
@@ -272,11 +276,12 @@ impl Replay<'_> {
             },
             lanes,
             next_region: 0,
-            accesses: Vec::new(),
+            cursors: Vec::new(),
             sectors: Vec::new(),
             interleaved: Vec::new(),
             groups: Vec::new(),
             callees: Vec::new(),
+            frame_function: (u64::MAX, 0),
         };
         w.start();
         w.run()?;
@@ -444,7 +449,10 @@ impl<'t> Warp<'_, 't> {
         let f = if cb.function != 0 {
             cb.function
         } else {
-            self.cfg.functions.frame(e.func)
+            if self.frame_function.0 != e.func {
+                self.frame_function = (e.func, self.cfg.functions.frame(e.func));
+            }
+            self.frame_function.1
         };
         let f = (f as usize).min(self.stats.functions.len() - 1);
         self.stats.functions[f].insns.add(&issued);
@@ -457,54 +465,65 @@ impl<'t> Warp<'_, 't> {
                 .serialized_warp_instructions += warp;
         }
         if cb.n_ops > 0 {
-            self.coalesce(live, f);
+            self.coalesce(live, cb.n_ops, f);
         }
     }
 
     /// Counts the requests and sectors of the lanes' memory accesses, one
     /// request per operand that at least one lane performed.
-    fn coalesce(&mut self, live: u64, f: usize) {
-        self.accesses.clear();
+    fn coalesce(&mut self, live: u64, n_ops: u32, f: usize) {
+        // Each lane's accesses are in operand order: walk them side by side,
+        // one operand at a time, with a cursor per lane.
+        self.cursors.clear();
         for i in bits(live) {
-            let step = &self.lanes[i].step;
-            for a in &step.accesses {
-                self.accesses
-                    .push((a.operand - step.first_op, i as u32, a.addr, a.size, a.write));
+            let lane = &self.lanes[i];
+            let acc = lane.source.accesses(&lane.step);
+            if !acc.is_empty() {
+                self.cursors.push((i as u32, 0));
             }
         }
-        self.accesses.sort_by_key(|a| (a.0, a.1));
-        let mut k = 0;
-        while k < self.accesses.len() {
-            let op = self.accesses[k].0;
-            let end = k + self.accesses[k..].iter().take_while(|a| a.0 == op).count();
-            let (_, first_lane, first_addr, _, write) = self.accesses[k];
-            let first_stack = self.lanes[first_lane as usize].stack;
-            let segment = self.cfg.segments.classify(first_stack, first_addr);
+        if self.cursors.is_empty() {
+            return;
+        }
+        for j in 0..n_ops as u16 {
             self.sectors.clear();
             self.interleaved.clear();
-            for &(_, lane, addr, size, _) in &self.accesses[k..end] {
-                sectors(addr, size, &mut self.sectors);
-                let l = &self.lanes[lane as usize];
-                if addr >= l.stack.0 && addr < l.stack.1 {
+            let mut first: Option<(usize, u64, bool)> = None;
+            for c in &mut self.cursors {
+                let lane = &self.lanes[c.0 as usize];
+                let acc = lane.source.accesses(&lane.step);
+                let Some(a) = acc.get(c.1 as usize) else {
+                    continue;
+                };
+                if a.operand - lane.step.first_op != j {
+                    continue;
+                }
+                c.1 += 1;
+                first.get_or_insert((c.0 as usize, a.addr, a.write));
+                sectors(a.addr, a.size, &mut self.sectors);
+                if a.addr >= lane.stack.0 && a.addr < lane.stack.1 {
                     interleaved_sectors(
-                        addr,
-                        size,
-                        l.sp,
-                        lane,
+                        a.addr,
+                        a.size,
+                        lane.sp,
+                        c.0,
                         self.cfg.width,
                         &mut self.interleaved,
                     );
                 } else {
-                    sectors(addr, size, &mut self.interleaved);
+                    sectors(a.addr, a.size, &mut self.interleaved);
                 }
             }
+            let Some((lane, addr, write)) = first else {
+                continue;
+            };
+            let segment = self.cfg.segments.classify(self.lanes[lane].stack, addr);
             let n = distinct(&mut self.sectors);
             let ni = distinct(&mut self.interleaved);
             self.stats.memory.add_request(segment, write, n, ni);
             self.stats.functions[f]
                 .memory
                 .add_request(segment, write, n, ni);
-            k = end;
         }
     }
 
@@ -761,6 +780,11 @@ fn add_callee(callees: &mut Vec<Callee>, call: CBlockId, block: CBlockId, func: 
 
 /// Number of distinct values (sorts `v`).
 fn distinct(v: &mut [u64]) -> u64 {
+    match v.len() {
+        0 | 1 => return v.len() as u64,
+        2 => return 1 + u64::from(v[0] != v[1]),
+        _ => {}
+    }
     v.sort_unstable();
     let mut n = 0;
     let mut last = None;

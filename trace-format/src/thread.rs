@@ -491,6 +491,8 @@ pub struct ThreadReader<'t> {
     core: Core<'t>,
     in_chunk: bool,
     chunk_stats: ChunkStats,
+    addresses: bool,
+    validate: bool,
 }
 
 impl<'t> ThreadReader<'t> {
@@ -523,7 +525,48 @@ impl<'t> ThreadReader<'t> {
             chunks,
             in_chunk: false,
             chunk_stats: ChunkStats::default(),
+            addresses: true,
+            validate: true,
         })
+    }
+
+    /// Whether block executions carry their memory accesses (the default).
+    /// Without them decoding skips all address prediction, which is most of
+    /// its work: a reader that only follows control flow runs much faster.
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// use tf_trace::{BlockDef, Event, Trace, TraceWriter};
+    /// let dir = std::env::temp_dir().join(format!("tf-doc-noaddr-{}", std::process::id()));
+    /// let mut w = TraceWriter::create(&dir)?;
+    /// let b = w.block(&BlockDef::new(0x1000).insn(4).read(8))?;
+    /// w.thread(1)?.exec(b, &[0x5000])?;
+    /// w.finish()?;
+    /// let trace = Trace::open(&dir)?;
+    /// let mut r = trace.read_thread(1)?;
+    /// r.set_addresses(false);
+    /// match r.next_event().unwrap()? {
+    ///     Event::Block(x) => assert!(x.accesses().is_empty() && x.insns == 1),
+    ///     e => panic!("{e:?}"),
+    /// }
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn set_addresses(&mut self, on: bool) {
+        self.addresses = on;
+        self.core.n_acc = 0;
+    }
+
+    /// Whether each chunk is decoded completely before its first event is
+    /// returned (the default), so that nothing is ever returned from a chunk
+    /// that does not decode. Every chunk's checksum is verified either way;
+    /// a chunk that passes its checksum but does not decode can only come
+    /// from a writer's bug, and without this check the reader returns its
+    /// events up to the point where decoding fails, then the error. Turning
+    /// it off saves a full pass over every chunk; [`chunk_stats`](Self::chunk_stats)
+    /// then holds only the chunk's offset, sequence number and size.
+    pub fn set_validate(&mut self, on: bool) {
+        self.validate = on;
     }
 
     /// The thread id from the file header.
@@ -552,7 +595,16 @@ impl<'t> ThreadReader<'t> {
                     Err(e) => return Some(Err(e)),
                 }
                 let c = self.chunks.current();
-                match self.core.validate(c.payload) {
+                let checked = if self.validate {
+                    self.core.validate(c.payload)
+                } else {
+                    self.core.start();
+                    Ok(ChunkStats {
+                        payload_bytes: c.payload.len() as u64,
+                        ..ChunkStats::default()
+                    })
+                };
+                match checked {
                     Ok(mut s) => {
                         s.offset = c.offset;
                         s.seq = c.seq;
@@ -567,7 +619,12 @@ impl<'t> ThreadReader<'t> {
                 }
                 self.in_chunk = true;
             }
-            match self.core.step::<true>(self.chunks.payload()) {
+            let step = if self.addresses {
+                self.core.step::<true>(self.chunks.payload())
+            } else {
+                self.core.step::<false>(self.chunks.payload())
+            };
+            match step {
                 Ok(Step::End) => self.in_chunk = false,
                 Ok(step) => break step,
                 Err(e) => {
