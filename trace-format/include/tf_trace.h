@@ -610,10 +610,14 @@ static inline uint64_t tf_hash(uint64_t x, unsigned bits)
     return (x * 0x9E3779B97F4A7C15ull) >> (64 - bits);
 }
 
-/* Largest thread record: a partial event, a block header, max_ops values. */
+/* Room kept past the chunk target for one more record: the largest block
+ * record (a partial event, a block header, max_ops values) or the largest
+ * standard event (a thread_start: header, length and four varints). */
 static inline size_t tf__enc_record_max(uint32_t max_ops)
 {
-    return 2 + 2 * TF_VARINT_MAX + TF_VARINT_MAX + (size_t)max_ops * TF_VARINT_MAX;
+    size_t block = 2 + 2 * TF_VARINT_MAX + TF_VARINT_MAX + (size_t)max_ops * TF_VARINT_MAX;
+    size_t event = 2 * TF_VARINT_MAX + 4 * TF_VARINT_MAX;
+    return block > event ? block : event;
 }
 
 static inline size_t tf__align8(size_t n)
@@ -707,6 +711,22 @@ static inline int tf__enc_close(tf_encoder *e)
     return r;
 }
 
+/* Makes room for an event of at most n bytes. An event that does not fit
+ * in what is left (only a raw event larger than the room kept past the
+ * target) closes the chunk first, through tf__enc_close so that the
+ * prediction state is reset with it. */
+static inline int tf__enc_room(tf_encoder *e, size_t n)
+{
+    if (TF__LIKELY(e->s.len + n <= e->s.cap))
+        return 0;
+    if (n > e->s.cap) {
+        e->s.error = 1;
+        return -1;
+    }
+    tf__enc_close(e);
+    return 0;
+}
+
 static inline int tf__enc_end_record(tf_encoder *e)
 {
     e->n_records++;
@@ -722,6 +742,8 @@ static inline int tf__enc_write_run(tf_encoder *e)
     uint8_t *q;
     if (e->pending == 0)
         return 0;
+    /* Never closes: a record starts below the target, and the room kept past
+     * it (tf__enc_record_max) holds a run header. */
     tf__stream_room(&e->s, TF_VARINT_MAX);
     q = tf_stream_tail(&e->s);
     e->s.len += tf_put_varint(q, ((e->pending - 1) << 1) | 1);
@@ -1000,7 +1022,7 @@ static inline int tf_enc_event(tf_encoder *e, unsigned type, const uint8_t *payl
 {
     uint8_t *p, *q;
     tf__enc_write_run(e);
-    if (tf__stream_room(&e->s, 2 * TF_VARINT_MAX + len))
+    if (tf__enc_room(e, 2 * TF_VARINT_MAX + len))
         return -1;
     p = q = tf_stream_tail(&e->s);
     q += tf_put_varint(q, ((uint64_t)type << 2) | 2);

@@ -306,7 +306,6 @@ fn c_header_and_rust_agree() {
 /// decode ("run: successor candidate 0 does not exist"). Run with
 /// `--ignored` once the header is fixed.
 #[test]
-#[ignore = "tf_trace.h: tf_enc_event closes a chunk without resetting the encoder when max_ops is small"]
 fn c_header_with_max_ops_zero_and_large_events() {
     let d = TempDir::new("c-tiny");
     let exe = compile(d.path(), &[]);
