@@ -278,7 +278,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
                 .unwrap_or_default(),
             traced_instructions: s.traced,
             skipped_instructions: s.skipped.instructions(),
-            skipped: s.skipped,
+            skipped: s.skipped.clone(),
             units: s.units.len(),
         })
         .collect();

@@ -19,8 +19,17 @@ pub struct ChunkStart {
     pub first_event: u64,
 }
 
-/// Counts of work the trace does not contain, by reason.
+/// Calls of one system call and the time they spent in the kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SyscallCount {
+    /// Calls.
+    pub calls: u64,
+    /// Nanoseconds in the kernel (0 when not measured).
+    pub nanos: u64,
+}
+
+/// Counts of work the trace does not contain, by reason.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Skipped {
     /// Inside lock acquire and release functions.
     pub lock_runtime: u64,
@@ -36,6 +45,8 @@ pub struct Skipped {
     pub syscalls: u64,
     /// Nanoseconds spent in the kernel by those system calls (when measured).
     pub syscall_nanos: u64,
+    /// The same by system call number (x86-64 numbering: 0 read, 1 write, …).
+    pub syscalls_by_number: std::collections::BTreeMap<u64, SyscallCount>,
 }
 
 impl Skipped {
@@ -65,6 +76,20 @@ impl Skipped {
         self.other += o.other;
         self.syscalls += o.syscalls;
         self.syscall_nanos += o.syscall_nanos;
+        for (&n, c) in &o.syscalls_by_number {
+            let mine = self.syscalls_by_number.entry(n).or_default();
+            mine.calls += c.calls;
+            mine.nanos += c.nanos;
+        }
+    }
+
+    /// Counts a system call.
+    pub fn syscall(&mut self, number: u64, nanos: u64) {
+        self.syscalls += 1;
+        self.syscall_nanos += nanos;
+        let c = self.syscalls_by_number.entry(number).or_default();
+        c.calls += 1;
+        c.nanos += nanos;
     }
 }
 
@@ -214,10 +239,7 @@ impl ScanJob<'_> {
                     let frame = tracker.as_ref().map_or(0, |t| t.top().entry);
                     *skipped_in.entry((last_sym, frame)).or_default() += count;
                 }
-                Event::Syscall { nanos, .. } => {
-                    out.skipped.syscalls += 1;
-                    out.skipped.syscall_nanos += nanos;
-                }
+                Event::Syscall { number, nanos } => out.skipped.syscall(number, nanos),
                 Event::Signal { .. } => {
                     if let Some(tr) = &mut tracker {
                         tr.signal();

@@ -1,0 +1,141 @@
+//! Memory coalescing, lock serialization and skipped work through the real
+//! tracer, against the figures derived in the workloads' header comments.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn f64_of(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn coalescing_of_heap_arrays_and_of_one_stack_slot() {
+    // workloads/memory.c: 64 threads alive at once, thread i runs each
+    // kernel once with item i.
+    let dir = tempdir();
+    let t = dir.path().join("trace");
+    trace_ok(&t, &workload("memory"), &["64"]);
+    for (kernel, per_lane_bytes) in [("load_i32", 4.0), ("load_i64", 8.0), ("load_stride", 32.0)] {
+        let r = analyze_json(
+            &t,
+            &["--unit", &format!("call:{kernel}"), "--warp", "8,16,32"],
+        );
+        for w in [8u64, 16, 32] {
+            let heap = &function(width(&r, w), kernel)["memory"]["heap"];
+            // A warp reads W consecutive items of a 128-byte-aligned array:
+            // W × bytes / 32 sectors; 128-byte strides give one sector per lane.
+            let expected = (w as f64 * per_lane_bytes / 32.0).min(w as f64);
+            assert_eq!(
+                heap["requests"],
+                64 / w,
+                "{kernel} W = {w}: one load per warp"
+            );
+            assert_eq!(
+                f64_of(&heap["sectors_per_request"]),
+                expected,
+                "{kernel} W = {w}"
+            );
+        }
+    }
+    let r = analyze_json(&t, &["--unit", "call:stack_slot", "--warp", "8,16,32"]);
+    for w in [8u64, 16, 32] {
+        let m = &function(width(&r, w), "stack_slot")["memory"];
+        // The 4-byte slot written by every lane: one sector per lane on the
+        // lanes' own CPU stacks, 4·W contiguous bytes interleaved.
+        assert_eq!(m["stack"]["stores"]["requests"], 64 / w);
+        assert_eq!(
+            f64_of(&m["stack"]["stores"]["sectors_per_request"]),
+            w as f64
+        );
+        assert_eq!(
+            f64_of(&m["stack_interleaved"]["stores"]["sectors_per_request"]),
+            w as f64 / 8.0
+        );
+    }
+}
+
+#[test]
+fn a_global_mutex_serializes_and_per_item_mutexes_do_not() {
+    let dir = tempdir();
+    for mode in ["global", "per-item"] {
+        let t = dir.path().join(mode);
+        trace_ok(&t, &workload("critical"), &[mode, "64"]);
+        let on = analyze_json(&t, &["--unit", "call:update", "--warp", "8,32"]);
+        let off = analyze_json(
+            &t,
+            &["--unit", "call:update", "--warp", "8,32", "--locks", "off"],
+        );
+        for w in [8u64, 32] {
+            let eff = f64_of(&function(width(&on, w), "critical")["simt_efficiency"]);
+            let lock_free = f64_of(&function(width(&off, w), "critical")["simt_efficiency"]);
+            assert_eq!(lock_free, 1.0, "{mode} W = {w} without serialization");
+            if mode == "global" {
+                // One lane at a time through the critical section.
+                assert!(
+                    (eff - 1.0 / w as f64).abs() < 1e-12,
+                    "{mode} W = {w}: {eff}"
+                );
+                let lock = &width(&on, w)["locks"][0];
+                assert_eq!(lock["symbol"], "global");
+                assert_eq!(lock["kind"], "mutex");
+                assert_eq!(lock["acquisitions"], 64);
+                assert_eq!(lock["serialized_lanes"], 64 - 64 / w);
+                assert!(
+                    width(&on, w)["serialized_warp_instructions"]
+                        .as_u64()
+                        .unwrap()
+                        > 0
+                );
+            } else {
+                assert_eq!(eff, lock_free, "{mode} W = {w}");
+                assert_eq!(width(&on, w)["serialized_warp_instructions"], 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn excluded_functions_and_system_calls_are_skipped_not_traced() {
+    let dir = tempdir();
+    let full = dir.path().join("full");
+    let excluded = dir.path().join("excluded");
+    trace_ok(&full, &workload("skipwork"), &["10"]);
+    let out = tf()
+        .arg("trace")
+        .arg("-o")
+        .arg(&excluded)
+        .args(["--exclude", "heavy", "--"])
+        .arg(workload("skipwork"))
+        .arg("10")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let full = analyze_json(&full, &["--unit", "thread"]);
+    let excl = analyze_json(&excluded, &["--unit", "thread"]);
+    // heavy() and its instructions: traced in the first run, skipped (and
+    // charged to main, which called it) in the second.
+    let heavy = function(width(&full, 32), "heavy")["thread_instructions"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(heavy, 10 * (heavy / 10));
+    assert_eq!(excl["skipped"]["excluded"], heavy);
+    assert_eq!(
+        function(width(&excl, 32), "main")["skipped_instructions"],
+        heavy
+    );
+    assert!(width(&excl, 32)["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["name"] != "heavy"));
+    let traced = |r: &Value| r["threads"][0]["traced_instructions"].as_u64().unwrap();
+    assert_eq!(traced(&full), traced(&excl) + heavy);
+    // Ten write(2) calls, each a system call with its time in the kernel.
+    for r in [&full, &excl] {
+        let writes = &r["skipped"]["syscalls_by_number"]["1"];
+        assert_eq!(writes["calls"], 10);
+        assert!(writes["nanos"].as_u64().unwrap() > 0);
+    }
+}
