@@ -11,6 +11,8 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
+use tf_analyzer::functions::FunctionTable;
+use tf_analyzer::symbols::Symbols;
 use tf_trace::{Event, Trace};
 
 /// What one thread's stream holds.
@@ -45,13 +47,16 @@ fn tally(trace: &Trace, tid: u64, bytes: u64) -> ThreadTally {
             return t;
         }
     };
+    // Counting needs no addresses: each chunk's statistics (checked before
+    // its first event) say how many accesses it holds.
+    reader.set_addresses(false);
     let blocks = trace.blocks();
+    let mut chunk = u32::MAX;
     while let Some(event) = reader.next_event() {
         match event {
             Ok(Event::Block(x)) => {
                 t.traced += u64::from(x.insns);
                 t.block_execs += 1;
-                t.accesses += x.accesses().len() as u64;
                 if let Some(b) = blocks.block(x.block) {
                     *t.per_function.entry(b.function()).or_default() += u64::from(x.insns);
                 }
@@ -72,6 +77,11 @@ fn tally(trace: &Trace, tid: u64, bytes: u64) -> ThreadTally {
                 t.damage = Some(e.to_string());
                 break;
             }
+        }
+        let stats = reader.chunk_stats();
+        if stats.seq != chunk {
+            chunk = stats.seq;
+            t.accesses += stats.accesses;
         }
     }
     t
@@ -94,15 +104,15 @@ pub fn run(dir: &Path, top: usize) -> Result<i32> {
         .unwrap_or(0);
 
     print_header(&trace, dir);
-    let names: HashMap<u64, String> = trace
-        .blocks()
-        .functions()
-        .iter()
-        .map(|f| (f.entry, f.name_lossy().into_owned()))
-        .collect();
-    print_threads(&tallies, &names, table_bytes + manifest_bytes);
+    let symbols = Symbols::new(trace.blocks());
+    let functions = FunctionTable::new(
+        &symbols,
+        trace.blocks(),
+        tallies.iter().map(|t| t.start_routine).filter(|&a| a != 0),
+    );
+    print_threads(&tallies, &functions, table_bytes + manifest_bytes);
     print_modules(&trace);
-    print_functions(&trace, &tallies, top);
+    print_functions(&functions, &tallies, top);
 
     let mut damaged = false;
     for problem in trace.problems() {
@@ -149,7 +159,7 @@ fn print_header(trace: &Trace, dir: &Path) {
     }
 }
 
-fn print_threads(tallies: &[ThreadTally], names: &HashMap<u64, String>, shared_bytes: u64) {
+fn print_threads(tallies: &[ThreadTally], functions: &FunctionTable, shared_bytes: u64) {
     println!();
     println!(
         "{:>5} {:>6}  {:<24} {:>14} {:>12} {:>12} {:>13} {:>6} {:>10} {:>7}",
@@ -168,7 +178,7 @@ fn print_threads(tallies: &[ThreadTally], names: &HashMap<u64, String>, shared_b
     for t in tallies {
         let routine = match t.start_routine {
             0 => "-".to_string(),
-            a => names.get(&a).cloned().unwrap_or_else(|| format!("{a:#x}")),
+            a => functions.info(functions.frame(a)).name.clone(),
         };
         let parent = if t.parent == 0 {
             "-".to_string()
@@ -237,7 +247,7 @@ fn print_modules(trace: &Trace) {
     }
 }
 
-fn print_functions(trace: &Trace, tallies: &[ThreadTally], top: usize) {
+fn print_functions(functions: &FunctionTable, tallies: &[ThreadTally], top: usize) {
     let mut per_function: HashMap<u32, u64> = HashMap::new();
     for t in tallies {
         for (&f, &n) in &t.per_function {
@@ -250,24 +260,8 @@ fn print_functions(trace: &Trace, tallies: &[ThreadTally], top: usize) {
     println!();
     println!("top functions by traced instructions:");
     println!("{:>14} {:>7}  {:<40} module", "insns", "share", "function");
-    let blocks = trace.blocks();
     for (f, n) in rows.into_iter().take(top) {
-        let (name, module) = match blocks.function(f) {
-            Some(func) => {
-                let module = blocks
-                    .module(func.module)
-                    .map(|m| {
-                        String::from_utf8_lossy(&m.path)
-                            .rsplit('/')
-                            .next()
-                            .unwrap_or("")
-                            .to_string()
-                    })
-                    .unwrap_or_default();
-                (func.name_lossy().into_owned(), module)
-            }
-            None => ("(unknown)".to_string(), String::new()),
-        };
+        let info = functions.info(f);
         let share = if total > 0 {
             100.0 * n as f64 / total as f64
         } else {
@@ -277,8 +271,8 @@ fn print_functions(trace: &Trace, tallies: &[ThreadTally], top: usize) {
             "{:>14} {:>6.2}%  {:<40} {}",
             n,
             share,
-            truncate(&name, 40),
-            module
+            truncate(&info.name, 40),
+            info.module
         );
     }
 }

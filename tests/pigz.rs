@@ -1,0 +1,143 @@
+//! A real multi-threaded program: Debian's pigz compressing 20 MB with four
+//! threads, traced once and shared by the tests below.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use tf_trace::Trace;
+
+/// The pigz trace, with pigz's output traced and native.
+struct Pigz {
+    trace: PathBuf,
+    traced_output: PathBuf,
+    native_output: PathBuf,
+}
+
+fn pigz() -> &'static Pigz {
+    static PIGZ: OnceLock<Pigz> = OnceLock::new();
+    PIGZ.get_or_init(|| {
+        assert!(
+            Command::new("pigz").arg("--version").output().is_ok(),
+            "pigz is not installed: run scripts/setup.sh (apt-get install -y pigz)"
+        );
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pigz");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("input.txt");
+        let gen = Command::new(workload("gen_text"))
+            .arg("20000000")
+            .stdout(std::fs::File::create(&input).unwrap())
+            .status()
+            .unwrap();
+        assert!(gen.success());
+        let native_output = dir.join("native.gz");
+        let status = Command::new("pigz")
+            .args(["-p", "4", "-c"])
+            .arg(&input)
+            .stdout(std::fs::File::create(&native_output).unwrap())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let trace = dir.join("trace");
+        let traced_output = dir.join("traced.gz");
+        let out = tf()
+            .arg("trace")
+            .arg("-o")
+            .arg(&trace)
+            .args(["--", "pigz", "-p", "4", "-c"])
+            .arg(&input)
+            .stdout(std::fs::File::create(&traced_output).unwrap())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "tf trace pigz failed: {stderr}");
+        assert!(stderr.starts_with("tf: traced 6 threads"), "{stderr}");
+        Pigz {
+            trace,
+            traced_output,
+            native_output,
+        }
+    })
+}
+
+#[test]
+fn pigz_output_is_byte_identical_and_every_thread_has_memory_records() {
+    let p = pigz();
+    assert_eq!(
+        std::fs::read(&p.traced_output).unwrap(),
+        std::fs::read(&p.native_output).unwrap(),
+        "pigz under tf trace must write exactly what it writes natively"
+    );
+    let trace = Trace::open(&p.trace).unwrap();
+    assert!(trace.problems().is_empty());
+    assert_eq!(trace.threads().len(), 6);
+    for t in trace.threads() {
+        let (chunks, damage) = trace.thread_stats(t.tid).unwrap();
+        assert!(damage.is_none(), "{damage:?}");
+        let accesses: u64 = chunks.iter().map(|c| c.accesses).sum();
+        let insns: u64 = chunks.iter().map(|c| c.insns).sum();
+        assert!(
+            accesses > 0 && insns > 0,
+            "thread {} has no memory records",
+            t.tid
+        );
+    }
+    // tf info shows every thread, and reads the whole trace cleanly.
+    let out = tf().arg("info").arg(&p.trace).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for tid in 1..=6 {
+        let row = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(&tid.to_string()))
+            .unwrap_or_else(|| panic!("tf info shows no thread {tid}:\n{stdout}"));
+        let accesses: u64 = row.split_whitespace().nth(6).unwrap().parse().unwrap();
+        assert!(accesses > 0, "{row}");
+    }
+}
+
+#[test]
+fn pigz_analysis_reports_every_function_at_three_widths() {
+    let p = pigz();
+    let r = analyze_json(&p.trace, &["--warp", "8,16,32"]);
+    for w in [8u64, 16, 32] {
+        let res = width(&r, w);
+        let functions = res["functions"].as_array().unwrap();
+        assert!(
+            functions.len() > 20,
+            "W = {w}: {} functions",
+            functions.len()
+        );
+        // Every function is reported: their own instructions add up to the whole.
+        let sum = |key: &str| {
+            functions
+                .iter()
+                .map(|f| f[key].as_u64().unwrap())
+                .sum::<u64>()
+        };
+        assert_eq!(
+            sum("thread_instructions"),
+            res["thread_instructions"].as_u64().unwrap()
+        );
+        assert_eq!(
+            sum("warp_instructions"),
+            res["warp_instructions"].as_u64().unwrap()
+        );
+        let eff = res["simt_efficiency"].as_f64().unwrap();
+        assert!(eff > 0.0 && eff <= 1.0);
+        // The compressor's own code (libz) is where the work is.
+        assert!(
+            functions[0]["module"].as_str().unwrap().starts_with("libz"),
+            "{}",
+            functions[0]
+        );
+    }
+}
