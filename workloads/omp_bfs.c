@@ -1,0 +1,99 @@
+/* omp_bfs N T: breadth-first search (after Rodinia's bfs) from node 0 of a
+ * graph of N nodes (default 4096, as Rodinia's graph4096) generated from a
+ * fixed seed: node i has an edge to i+1 (mod N), so that every node is
+ * reached, and 0..7 more to random nodes. Each level runs two OpenMP loops
+ * over all nodes on T threads (default 4, static schedule: thread t runs
+ * nodes [t·N/T, (t+1)·N/T) in order), as Rodinia's two kernels do:
+ * bfs_expand(i) visits the neighbours of i when i is on the frontier,
+ * bfs_update(i) moves newly reached nodes onto the next frontier. One unit
+ * = one node of one level of the first kernel:
+ *
+ *     OMP_WAIT_POLICY=passive tf trace -- omp_bfs
+ *     tf analyze TRACE --unit call:bfs_expand --warp 8,16,32
+ *
+ * Expected: nothing is derived by hand here. Which lanes of a warp hold
+ * frontier nodes, how many edges each has and which neighbours are already
+ * visited all depend on the generated graph, so the SIMT efficiency and
+ * sectors per request of bfs_expand() are data-dependent. They are
+ * measured, and compared with the GPU twin (cuda/bfs.cu) where a GPU is
+ * available. One bound holds: the frontier test reads mask[i], one byte per
+ * lane, W contiguous bytes of a 128-byte aligned array: one sector.
+ */
+#include <omp.h>
+
+#include "items.h"
+
+struct node {
+    int start, degree;
+};
+
+static struct node *nodes;
+static int *edges;
+static char *mask, *updating, *visited;
+static int *cost;
+static int over;
+
+__attribute__((noipa)) void bfs_expand(long i)
+{
+    if (mask[i]) {
+        mask[i] = 0;
+        for (int e = nodes[i].start; e < nodes[i].start + nodes[i].degree; e++) {
+            int id = edges[e];
+            if (!visited[id]) {
+                cost[id] = cost[i] + 1;
+                updating[id] = 1;
+            }
+        }
+    }
+}
+
+__attribute__((noipa)) void bfs_update(long i)
+{
+    if (updating[i]) {
+        mask[i] = 1;
+        visited[i] = 1;
+        over = 1;
+        updating[i] = 0;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    long n = arg_long(argc, argv, 1, 4096);
+    int t = (int)arg_long(argc, argv, 2, 4);
+    nodes = alloc128(n * sizeof *nodes);
+    edges = alloc128(8 * n * sizeof *edges);
+    mask = alloc128(n);
+    updating = alloc128(n);
+    visited = alloc128(n);
+    cost = alloc128(n * sizeof *cost);
+    uint64_t seed = 3;
+    int m = 0;
+    for (long i = 0; i < n; i++) {
+        nodes[i].start = m;
+        edges[m++] = (int)((i + 1) % n);
+        int extra = (int)(lcg_next(&seed) % 8);
+        for (int k = 0; k < extra; k++)
+            edges[m++] = (int)(lcg_next(&seed) % (uint32_t)n);
+        nodes[i].degree = m - nodes[i].start;
+        cost[i] = -1;
+    }
+    mask[0] = visited[0] = 1;
+    cost[0] = 0;
+    int levels = 0;
+    do {
+        over = 0;
+#pragma omp parallel for num_threads(t) schedule(static)
+        for (long i = 0; i < n; i++)
+            bfs_expand(i);
+#pragma omp parallel for num_threads(t) schedule(static)
+        for (long i = 0; i < n; i++)
+            bfs_update(i);
+        levels++;
+    } while (over);
+    long sum = 0;
+    for (long i = 0; i < n; i++)
+        sum += cost[i];
+    printf("levels %d, cost sum %ld\n", levels, sum);
+    return 0;
+}
