@@ -95,7 +95,6 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
         trace,
         canon: &canon,
         entry_of: &entry_of,
-        build_cfg: true,
         addresses: false,
     };
     let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
@@ -105,20 +104,28 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
     // Pass 1: frames, graphs and units.
     let units_rule = UnitsRule::new(&opts.unit, &symbols)?;
     progress.stage("scanning threads", bytes);
-    let mut scans: Vec<ThreadScan> = tids
+    // Each worker thread adds the edges of the threads it scans to its own
+    // builder; builders are merged as workers finish, so memory follows the
+    // number of cores, not of traced threads.
+    let (mut scans, merged): (Vec<ThreadScan>, CfgBuilder) = tids
         .par_iter()
-        .map(|&tid| {
-            let s = job.scan(tid, |start| units_rule.cutter(start));
-            progress.advance(sizes[&tid]);
-            s
-        })
-        .collect();
-    let mut merged = CfgBuilder::new(0);
-    for s in &mut scans {
-        if let Some(cfg) = s.cfg.take() {
-            merged.merge(cfg);
-        }
-    }
+        .fold(
+            || (Vec::new(), CfgBuilder::new(canon.len())),
+            |(mut scans, mut cfg), &tid| {
+                scans.push(job.scan(tid, |start| units_rule.cutter(start), Some(&mut cfg)));
+                progress.advance(sizes[&tid]);
+                (scans, cfg)
+            },
+        )
+        .reduce(
+            || (Vec::new(), CfgBuilder::new(0)),
+            |(mut a, mut ca), (b, cb)| {
+                a.extend(b);
+                ca.merge(cb);
+                (a, ca)
+            },
+        );
+    scans.sort_by_key(|s| s.tid);
     let cfgs: Cfgs = merged.finish();
     progress.stage("post-dominators", cfgs.len() as u64);
     let per_function: Vec<(u64, Ipdom)> = cfgs
@@ -162,7 +169,6 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
             body: lp.body,
         };
         let job = ScanJob {
-            build_cfg: false,
             addresses: true,
             ..job
         };
@@ -170,7 +176,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
         let cut: Vec<ThreadScan> = tids
             .par_iter()
             .map(|&tid| {
-                let s = job.scan(tid, |_| Cutter::Iterations(spec.clone()));
+                let s = job.scan(tid, |_| Cutter::Iterations(spec.clone()), None);
                 progress.advance(sizes[&tid]);
                 s
             })

@@ -118,8 +118,6 @@ pub struct ThreadScan {
     pub events: u64,
     /// The damage that stopped the reading, if any.
     pub damage: Option<String>,
-    /// The edges seen (when the scan builds CFGs).
-    pub cfg: Option<CfgBuilder>,
 }
 
 /// How to scan.
@@ -130,8 +128,6 @@ pub struct ScanJob<'a> {
     pub canon: &'a CanonicalBlocks,
     /// Entry addresses of function ids (for root frames).
     pub entry_of: &'a (dyn Fn(FunctionId) -> Option<u64> + Sync),
-    /// Build CFGs.
-    pub build_cfg: bool,
     /// Decode memory addresses (only to find the stack pointer of each
     /// unit's frame; following control flow without them is much faster).
     pub addresses: bool,
@@ -139,8 +135,14 @@ pub struct ScanJob<'a> {
 
 impl ScanJob<'_> {
     /// Scans thread `tid`, cutting units with `cutter` (chosen once the
-    /// thread's start routine is known, from its `thread_start` event).
-    pub fn scan(&self, tid: u64, cutter: impl FnOnce(u64) -> Cutter) -> ThreadScan {
+    /// thread's start routine is known, from its `thread_start` event) and
+    /// adding the edges it runs to `cfg`, if given.
+    pub fn scan(
+        &self,
+        tid: u64,
+        cutter: impl FnOnce(u64) -> Cutter,
+        mut cfg: Option<&mut CfgBuilder>,
+    ) -> ThreadScan {
         let mut out = ThreadScan {
             tid,
             parent: 0,
@@ -153,7 +155,6 @@ impl ScanJob<'_> {
             skipped_in: Vec::new(),
             events: 0,
             damage: None,
-            cfg: self.build_cfg.then(|| CfgBuilder::new(self.canon.len())),
         };
         let mut reader = match self.trace.read_thread(tid) {
             Ok(r) => r,
@@ -197,7 +198,7 @@ impl ScanJob<'_> {
                             piece: piece as u16,
                         };
                         let t = match (&mut tracker, prev) {
-                            (Some(tr), Some((p, p_end))) => Some(match &mut out.cfg {
+                            (Some(tr), Some((p, p_end))) => Some(match &mut cfg {
                                 Some(cfg) => cfg.step(tr, self.canon, p, p_end, s.cblock),
                                 None => tr.advance(self.canon, p, p_end, s.cblock),
                             }),
@@ -207,7 +208,7 @@ impl ScanJob<'_> {
                                     &self.entry_of,
                                     s.cblock,
                                 ));
-                                if let Some(cfg) = &mut out.cfg {
+                                if let Some(cfg) = &mut cfg {
                                     cfg.start(&tr);
                                 }
                                 tracker = Some(tr);
@@ -264,7 +265,7 @@ impl ScanJob<'_> {
             event += 1;
         }
         out.events = event;
-        if let (Some(cfg), Some(tr)) = (&mut out.cfg, &tracker) {
+        if let (Some(cfg), Some(tr)) = (cfg, &tracker) {
             cfg.end(tr);
         }
         out.units = units

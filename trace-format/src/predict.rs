@@ -24,13 +24,9 @@ struct SuccEntry {
     key: u32,
     s0: u32,
     s1: u32,
+    /// The chunk generation that wrote it: older entries count as empty.
+    gen: u32,
 }
-
-const EMPTY_SUCC: SuccEntry = SuccEntry {
-    key: 0,
-    s0: NONE,
-    s1: NONE,
-};
 
 /// Bit 63 of `AddrEntry::tag`: mode `offset`.
 const MODE_OFFSET: u64 = 1 << 63;
@@ -42,14 +38,39 @@ struct AddrEntry {
     last: u64,
     stride: u64,
     offset: u64,
+    /// The chunk generation that wrote it: older entries count as empty.
+    gen: u32,
 }
 
-const EMPTY_ADDR: AddrEntry = AddrEntry {
-    tag: 0,
-    last: 0,
-    stride: 0,
-    offset: 0,
-};
+/// Table entries whose all-zero bit pattern is a valid, empty entry.
+///
+/// # Safety
+/// Implementors must consist of plain integers only.
+unsafe trait Zeroed: Copy {}
+// SAFETY: only integer fields.
+unsafe impl Zeroed for SuccEntry {}
+// SAFETY: only integer fields.
+unsafe impl Zeroed for AddrEntry {}
+
+/// A table of `n` empty entries, from zeroed memory: the operating system
+/// maps large zeroed allocations lazily, so a reader that touches few entries
+/// (a short thread) pays for few pages.
+fn zeroed<T: Zeroed>(n: usize) -> Box<[T]> {
+    let layout = std::alloc::Layout::array::<T>(n).expect("table size");
+    if layout.size() == 0 {
+        return Vec::new().into_boxed_slice();
+    }
+    // SAFETY: the layout is non-zero-sized; all-zero is a valid T (Zeroed);
+    // the pointer comes from the global allocator with T's layout, as Box
+    // requires.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut T;
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
+    }
+}
 
 /// The result of [`Predictor::predict`], to pass to [`Predictor::update`].
 #[derive(Clone, Copy, Debug)]
@@ -79,16 +100,65 @@ pub(crate) struct Predictor {
     max_exec: u32,
     cand: [u32; 2],
     last_any: u64,
+    /// The current chunk's generation, ≥ 1: entries of other generations
+    /// are empty, so that a new chunk needs no clearing of the tables.
+    gen: u32,
+}
+
+/// Tables of a dropped predictor, kept for the next one (with the
+/// generation they reached, so that their stale entries stay stale).
+struct Spare {
+    succ: Box<[SuccEntry]>,
+    addr: Box<[AddrEntry]>,
+    gen: u32,
+}
+
+/// At most this many spare table pairs per thread.
+const MAX_SPARES: usize = 64;
+
+thread_local! {
+    /// Readers come and go (one per SIMT lane in the analyzer): reusing
+    /// their tables spares allocating and clearing ~0.7 MB each time.
+    static SPARES: std::cell::RefCell<Vec<Spare>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Drop for Predictor {
+    fn drop(&mut self) {
+        let spare = Spare {
+            succ: std::mem::take(&mut self.succ),
+            addr: std::mem::take(&mut self.addr),
+            gen: self.gen,
+        };
+        SPARES.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.len() < MAX_SPARES {
+                s.push(spare);
+            }
+        });
+    }
 }
 
 impl Predictor {
     /// A fresh state for chunks of a stream with these parameters (which
     /// must be in range, see [`TableParams::check`]).
     pub(crate) fn new(p: TableParams) -> Predictor {
-        Predictor {
-            succ: vec![EMPTY_SUCC; 1 << p.succ_table_bits].into_boxed_slice(),
+        let (succ_len, addr_len) = (1usize << p.succ_table_bits, 1usize << p.addr_table_bits);
+        let spare = SPARES.with(|s| {
+            let mut s = s.borrow_mut();
+            let i = s
+                .iter()
+                .position(|t| t.succ.len() == succ_len && t.addr.len() == addr_len)?;
+            Some(s.swap_remove(i))
+        });
+        let spare = spare.unwrap_or_else(|| Spare {
+            succ: zeroed(succ_len),
+            addr: zeroed(addr_len),
+            gen: 0,
+        });
+        let mut pred = Predictor {
+            succ: spare.succ,
             succ_bits: p.succ_table_bits as u32,
-            addr: vec![EMPTY_ADDR; 1 << p.addr_table_bits].into_boxed_slice(),
+            addr: spare.addr,
             addr_bits: p.addr_table_bits as u32,
             ret: Box::new([0; 256]),
             ret_top: 0,
@@ -99,13 +169,20 @@ impl Predictor {
             max_exec: 0,
             cand: [NONE; 2],
             last_any: 0,
-        }
+            gen: spare.gen,
+        };
+        pred.reset();
+        pred
     }
 
     /// Forgets everything: the state at the start of a chunk.
     pub(crate) fn reset(&mut self) {
-        self.succ.fill(EMPTY_SUCC);
-        self.addr.fill(EMPTY_ADDR);
+        if self.gen == u32::MAX {
+            self.succ = zeroed(self.succ.len());
+            self.addr = zeroed(self.addr.len());
+            self.gen = 0;
+        }
+        self.gen += 1;
         self.ret_len = 0;
         self.prev = NONE;
         self.max_exec = 0;
@@ -127,8 +204,9 @@ impl Predictor {
             self.ret_len -= 1;
         }
         if self.prev != NONE {
+            let gen = self.gen;
             let e = &mut self.succ[self.prev_slot];
-            if e.key == self.prev + 1 {
+            if e.key == self.prev + 1 && e.gen == gen {
                 // Swapping when s1 = n and shifting otherwise both leave
                 // [n, old s0].
                 if e.s0 != n {
@@ -140,6 +218,7 @@ impl Predictor {
                     key: self.prev + 1,
                     s0: n,
                     s1: NONE,
+                    gen,
                 };
             }
         }
@@ -161,7 +240,7 @@ impl Predictor {
         let slot = hash(b as u64, self.succ_bits);
         self.prev_slot = slot;
         let e = self.succ[slot];
-        let (s0, s1) = if e.key == b + 1 {
+        let (s0, s1) = if e.key == b + 1 && e.gen == self.gen {
             (e.s0, e.s1)
         } else {
             (NONE, NONE)
@@ -191,7 +270,7 @@ impl Predictor {
         let key = (b as u64) << 16 | j as u64;
         let slot = hash(key, self.addr_bits);
         let e = &self.addr[slot];
-        let hit = e.tag & !MODE_OFFSET == key + 1;
+        let hit = e.tag & !MODE_OFFSET == key + 1 && e.gen == self.gen;
         let addr = if !hit {
             prev.unwrap_or(self.last_any)
         } else {
@@ -211,6 +290,7 @@ impl Predictor {
     /// Step 3 of §6.3: the operand predicted by `p` accessed `a`.
     #[inline(always)]
     pub(crate) fn update(&mut self, p: Prediction, a: u64, prev: Option<u64>) {
+        let gen = self.gen;
         let e = &mut self.addr[p.slot];
         if !p.hit {
             *e = match prev {
@@ -219,12 +299,14 @@ impl Predictor {
                     last: a,
                     stride: 0,
                     offset: a.wrapping_sub(pa),
+                    gen,
                 },
                 None => AddrEntry {
                     tag: p.key + 1,
                     last: a,
                     stride: 0,
                     offset: 0,
+                    gen,
                 },
             };
         } else {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Analyzer throughput and memory on real traces:
+# - pigz -p 4 -c on generated text of SMALL and 10×SMALL bytes (default 2 MB
+#   and 20 MB): thread instructions analysed per second at W = 32 on one core
+#   (RAYON_NUM_THREADS=1) and on all cores, the same for W = 8,16,32 at once,
+#   and the peak resident memory of each run (memory must not grow with the
+#   trace: the 10× trace must peak about as high as the small one);
+# - divergence triangle 4096 (64 threads' worth of items, many warps).
+#   benches/analyze_throughput.sh            SMALL=4000000 benches/analyze_throughput.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+small=${SMALL:-2000000}
+scripts/setup.sh
+cargo build --release --quiet
+make -s -C workloads
+tf=$PWD/target/release/tf
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+trace_pigz() { # bytes dir
+    workloads/build/O1/gen_text "$1" > "$tmp/input"
+    "$tf" trace -o "$2" -- pigz -p 4 -c "$tmp/input" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+}
+
+traced() { "$tf" info "$1" | awk '$1 == "all" { print $4; exit }'; }
+
+# run THREADS TRACE ARGS...: prints "seconds peak_kb"
+run() {
+    local threads=$1 trace=$2
+    shift 2
+    RAYON_NUM_THREADS=$threads /usr/bin/time -f "%e %M" -o "$tmp/time" \
+        "$tf" analyze "$trace" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+    cat "$tmp/time"
+}
+
+report() { # label trace threads args...
+    local label=$1 trace=$2 threads=$3
+    shift 3
+    local insns widths secs kb
+    insns=$(traced "$trace")
+    widths=$(( $(echo "$*" | sed 's/.*--warp \([0-9,]*\).*/\1/' | tr -cd ',' | wc -c) + 1 ))
+    read -r secs kb < <(run "$threads" "$trace" "$@")
+    awk -v l="$label" -v t="$threads" -v n="$insns" -v w="$widths" -v s="$secs" -v k="$kb" 'BEGIN {
+        printf "  %-34s %2s core(s) %7.2f s  %7.1f M thread-insns/s (%d width%s)  %6.1f MB peak\n",
+            l, t, s, n * w / s / 1e6, w, (w > 1 ? "s" : ""), k / 1024 }'
+}
+
+cores=$(nproc)
+echo "tf analyze throughput ($cores cores)"
+for bytes in "$small" $((10 * small)); do
+    dir="$tmp/pigz-$bytes"
+    trace_pigz "$bytes" "$dir"
+    label="pigz $((bytes / 1000000)) MB ($(traced "$dir") insns)"
+    report "$label, W=32" "$dir" 1 --warp 32
+    report "$label, W=32" "$dir" "$cores" --warp 32
+    report "$label, W=8,16,32" "$dir" "$cores" --warp 8,16,32
+done
+dir="$tmp/triangle"
+"$tf" trace -o "$dir" -- workloads/build/O1/divergence triangle 4096 > /dev/null 2>&1
+label="divergence triangle 4096 ($(traced "$dir") insns)"
+report "$label, W=32" "$dir" 1 --unit call:worker --warp 32
+report "$label, W=32" "$dir" "$cores" --unit call:worker --warp 32
