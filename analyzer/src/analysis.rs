@@ -4,7 +4,7 @@ use crate::blocks::CanonicalBlocks;
 use crate::cfg::{CfgBuilder, Cfgs};
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
-use crate::lanes::LaneSource;
+use crate::lanes::{LaneSource, UnitReader};
 use crate::loops::outermost_loop;
 use crate::results::{FunctionResult, LockResult, MemoryReport, Report, ThreadReport, WidthResult};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
@@ -238,21 +238,31 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
         .try_fold(
             || vec![WarpStats::default(); replays.len()],
             |mut acc, &(k, members)| {
-                let lanes = members
-                    .iter()
-                    .map(|&i| {
-                        let u = units[i];
-                        let stack = stacks.get(&u.tid).copied().unwrap_or((0, 0));
-                        let source = LaneSource::open(
-                            trace,
-                            &canon,
-                            u,
-                            chunks.get(&u.tid).copied().unwrap_or(&[]),
-                        )?;
-                        Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let stats = replays[k].run(lanes)?;
+                // Fewer warps than cores: decode each lane on a thread of its own.
+                let ahead = jobs.len() < rayon::current_num_threads();
+                let stats = std::thread::scope(|scope| {
+                    let lanes = members
+                        .iter()
+                        .map(|&i| {
+                            let u = units[i];
+                            let stack = stacks.get(&u.tid).copied().unwrap_or((0, 0));
+                            let reader = UnitReader::open(
+                                trace,
+                                &canon,
+                                u,
+                                chunks.get(&u.tid).copied().unwrap_or(&[]),
+                            )?;
+                            let source = if ahead {
+                                LaneSource::prefetched(reader, scope)
+                            } else {
+                                LaneSource::direct(reader)
+                            };
+                            Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    replays[k].run(lanes)
+                })?;
+
                 acc[k] = std::mem::take(&mut acc[k]).merge(stats);
                 progress.advance(1);
                 Ok::<_, tf_trace::Error>(acc)

@@ -43,8 +43,8 @@ pub enum LaneEvent {
     SignalReturn,
 }
 
-/// Reads the steps of one unit.
-pub struct LaneSource<'t> {
+/// Reads the steps of one unit from its thread's stream.
+pub struct UnitReader<'t> {
     reader: tf_trace::ThreadReader<'t>,
     canon: &'t CanonicalBlocks,
     /// Index of the next event the reader returns.
@@ -66,18 +66,18 @@ pub struct LaneSource<'t> {
     done: bool,
 }
 
-impl<'t> LaneSource<'t> {
-    /// A source for `unit`, whose thread's chunks start as in `chunks`.
+impl<'t> UnitReader<'t> {
+    /// A reader of `unit`, whose thread's chunks start as in `chunks`.
     pub fn open(
         trace: &'t Trace,
         canon: &'t CanonicalBlocks,
         unit: &Unit,
         chunks: &[ChunkStart],
-    ) -> tf_trace::Result<LaneSource<'t>> {
+    ) -> tf_trace::Result<UnitReader<'t>> {
         let mut reader = trace.read_thread(unit.tid)?;
         reader.set_validate(false);
         let _ = chunks;
-        Ok(LaneSource {
+        Ok(UnitReader {
             reader,
             canon,
             next_event: 0,
@@ -208,5 +208,182 @@ impl<'t> LaneSource<'t> {
             first_op: p.first_op,
             acc: (lo as u32, hi as u32),
         })
+    }
+}
+
+/// Steps decoded ahead by a reader thread.
+struct Batch {
+    /// Steps, each with the end of its events in `events`.
+    steps: Vec<(LaneStep, u32)>,
+    events: Vec<LaneEvent>,
+    accesses: Vec<Access>,
+    start_sp: Option<u64>,
+    /// The unit ends after these steps (with this error, if it failed).
+    end: bool,
+    error: Option<tf_trace::Error>,
+}
+
+/// Steps per batch: large enough that handing batches over costs nothing,
+/// small enough that the reader thread keeps only a little ahead.
+const BATCH_STEPS: usize = 8192;
+
+impl Batch {
+    fn new() -> Batch {
+        Batch {
+            steps: Vec::with_capacity(BATCH_STEPS),
+            events: Vec::new(),
+            accesses: Vec::new(),
+            start_sp: None,
+            end: false,
+            error: None,
+        }
+    }
+}
+
+/// Runs `reader` to the end of its unit, sending batches of steps.
+fn decode_ahead(mut reader: UnitReader<'_>, tx: std::sync::mpsc::SyncSender<Batch>) {
+    let mut step = LaneStep::default();
+    let mut events = Vec::new();
+    loop {
+        let mut batch = Batch::new();
+        while batch.steps.len() < BATCH_STEPS {
+            match reader.next_step(&mut step, &mut events) {
+                Ok(true) => {
+                    batch.events.extend_from_slice(&events);
+                    let acc = reader.accesses(&step);
+                    let lo = batch.accesses.len() as u32;
+                    batch.accesses.extend_from_slice(acc);
+                    let mut s = step;
+                    s.acc = (lo, lo + acc.len() as u32);
+                    batch.steps.push((s, batch.events.len() as u32));
+                }
+                Ok(false) => batch.end = true,
+                Err(e) => {
+                    batch.end = true;
+                    batch.error = Some(e);
+                }
+            }
+            if batch.end {
+                break;
+            }
+        }
+        batch.start_sp = reader.start_sp();
+        let end = batch.end;
+        if tx.send(batch).is_err() || end {
+            return;
+        }
+    }
+}
+
+/// The consuming side of [`decode_ahead`].
+struct Prefetched {
+    rx: std::sync::mpsc::Receiver<Batch>,
+    batch: Batch,
+    pos: usize,
+    events_pos: usize,
+}
+
+impl Prefetched {
+    fn next_step(
+        &mut self,
+        out: &mut LaneStep,
+        events: &mut Vec<LaneEvent>,
+    ) -> tf_trace::Result<bool> {
+        loop {
+            if let Some(&(step, events_end)) = self.batch.steps.get(self.pos) {
+                events.clear();
+                events.extend_from_slice(&self.batch.events[self.events_pos..events_end as usize]);
+                self.events_pos = events_end as usize;
+                self.pos += 1;
+                *out = step;
+                return Ok(true);
+            }
+            if self.batch.end {
+                return match self.batch.error.take() {
+                    Some(e) => Err(e),
+                    None => Ok(false),
+                };
+            }
+            match self.rx.recv() {
+                Ok(b) => {
+                    self.batch = b;
+                    self.pos = 0;
+                    self.events_pos = 0;
+                }
+                Err(_) => return Ok(false),
+            }
+        }
+    }
+}
+
+/// Where a lane's steps come from: read as the lane needs them, or decoded
+/// ahead on a thread of their own (when there are fewer warps than cores,
+/// this puts the decoding of a warp's lanes on the idle cores).
+pub enum LaneSource<'t> {
+    /// Read on demand.
+    Direct(UnitReader<'t>),
+    /// Decoded ahead by another thread.
+    Prefetched(Box<PrefetchedSource>),
+}
+
+/// The state of a [`LaneSource::Prefetched`].
+pub struct PrefetchedSource(Prefetched);
+
+impl<'t> LaneSource<'t> {
+    /// Reads `reader` on demand.
+    pub fn direct(reader: UnitReader<'t>) -> LaneSource<'t> {
+        LaneSource::Direct(reader)
+    }
+
+    /// Decodes `reader` ahead on a thread of `scope`.
+    pub fn prefetched<'scope>(
+        reader: UnitReader<'t>,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+    ) -> LaneSource<'t>
+    where
+        't: 'scope,
+    {
+        let (tx, rx) = std::sync::mpsc::sync_channel(2);
+        scope.spawn(move || decode_ahead(reader, tx));
+        let mut empty = Batch::new();
+        empty.end = false;
+        LaneSource::Prefetched(Box::new(PrefetchedSource(Prefetched {
+            rx,
+            batch: empty,
+            pos: 0,
+            events_pos: 0,
+        })))
+    }
+
+    /// See [`UnitReader::next_step`].
+    #[inline]
+    pub fn next_step(
+        &mut self,
+        out: &mut LaneStep,
+        events: &mut Vec<LaneEvent>,
+    ) -> tf_trace::Result<bool> {
+        match self {
+            LaneSource::Direct(r) => r.next_step(out, events),
+            LaneSource::Prefetched(p) => p.0.next_step(out, events),
+        }
+    }
+
+    /// See [`UnitReader::accesses`].
+    #[inline]
+    pub fn accesses(&self, step: &LaneStep) -> &[Access] {
+        match self {
+            LaneSource::Direct(r) => r.accesses(step),
+            LaneSource::Prefetched(p) => {
+                &p.0.batch.accesses[step.acc.0 as usize..step.acc.1 as usize]
+            }
+        }
+    }
+
+    /// See [`UnitReader::start_sp`] (known once the first step is read).
+    pub fn start_sp(&self) -> Option<u64> {
+        match self {
+            LaneSource::Direct(r) => r.start_sp(),
+            LaneSource::Prefetched(p) => p.0.batch.start_sp,
+        }
     }
 }
