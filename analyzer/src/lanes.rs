@@ -321,9 +321,9 @@ impl Prefetched {
 /// this puts the decoding of a warp's lanes on the idle cores).
 pub enum LaneSource<'t> {
     /// Read on demand.
-    Direct(UnitReader<'t>),
+    Direct(Box<UnitReader<'t>>),
     /// Decoded ahead by another thread.
-    Prefetched(Box<PrefetchedSource>),
+    Prefetched(PrefetchedSource),
 }
 
 /// The state of a [`LaneSource::Prefetched`].
@@ -332,7 +332,7 @@ pub struct PrefetchedSource(Prefetched);
 impl<'t> LaneSource<'t> {
     /// Reads `reader` on demand.
     pub fn direct(reader: UnitReader<'t>) -> LaneSource<'t> {
-        LaneSource::Direct(reader)
+        LaneSource::Direct(Box::new(reader))
     }
 
     /// Decodes `reader` ahead on a thread of `scope`.
@@ -345,14 +345,13 @@ impl<'t> LaneSource<'t> {
     {
         let (tx, rx) = std::sync::mpsc::sync_channel(2);
         scope.spawn(move || decode_ahead(reader, tx));
-        let mut empty = Batch::new();
-        empty.end = false;
-        LaneSource::Prefetched(Box::new(PrefetchedSource(Prefetched {
+        let empty = Batch::new();
+        LaneSource::Prefetched(PrefetchedSource(Prefetched {
             rx,
             batch: empty,
             pos: 0,
             events_pos: 0,
-        })))
+        }))
     }
 
     /// See [`UnitReader::next_step`].
