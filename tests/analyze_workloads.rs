@@ -192,3 +192,51 @@ fn bad_options_get_one_line_errors() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("/nonexistent/trace"), "{err}");
 }
+
+#[test]
+fn loop_iterations_and_openmp_outlined_functions_as_units() {
+    let dir = tempdir();
+    // One thread: process()'s loop handles item i in iteration i.
+    let t = dir.path().join("loop");
+    trace_ok(&t, &workload("iterations"), &["256"]);
+    let r = analyze_json(&t, &["--unit", "iter:process", "--warp", "8,32"]);
+    for w in [8u64, 32] {
+        let res = width(&r, w);
+        assert_eq!(res["units"], 256);
+        for name in ["odd_item", "even_item"] {
+            assert!(
+                close(
+                    function(res, name)["simt_efficiency"].as_f64().unwrap(),
+                    0.5
+                ),
+                "{name} W = {w}"
+            );
+        }
+    }
+    // The same loop under OpenMP on 4 threads (static schedule): auto units
+    // are the 4 calls of the outlined body; each runs 64 items in the same
+    // parity order, so odd_item runs with all 4 lanes: 4/W.
+    let t = dir.path().join("omp");
+    trace_ok(&t, &workload("omp_iterations"), &["256"]);
+    let r = analyze_json(&t, &["--warp", "8,32"]);
+    for w in [8u64, 32] {
+        let res = width(&r, w);
+        assert_eq!(res["units"], 4);
+        let eff = function(res, "odd_item")["simt_efficiency"]
+            .as_f64()
+            .unwrap();
+        assert!(close(eff, 4.0 / w as f64), "W = {w}: {eff}");
+    }
+    // One unit per iteration of the outlined body: back to 50%.
+    let r = analyze_json(&t, &["--unit", "iter:main._omp_fn.0", "--warp", "8,32"]);
+    for w in [8u64, 32] {
+        let res = width(&r, w);
+        assert_eq!(res["units"], 256);
+        assert!(close(
+            function(res, "odd_item")["simt_efficiency"]
+                .as_f64()
+                .unwrap(),
+            0.5
+        ));
+    }
+}

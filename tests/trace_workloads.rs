@@ -430,3 +430,22 @@ fn info_reads_up_to_damage_and_names_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn missing_valgrind_is_named_in_one_line() {
+    let empty = tempdir();
+    let out = tf()
+        .env("PATH", empty.path())
+        .args(["trace", "-o"])
+        .arg(empty.path().join("t"))
+        .args(["--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("valgrind is not installed") && err.contains("apt-get install"),
+        "{err}"
+    );
+}
