@@ -4,7 +4,7 @@ use crate::blocks::CanonicalBlocks;
 use crate::cfg::{CfgBuilder, Cfgs};
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
-use crate::lanes::{LaneSource, UnitReader};
+use crate::lanes::UnitCache;
 use crate::loops::outermost_loop;
 use crate::results::{FunctionResult, LockResult, MemoryReport, Report, ThreadReport, WidthResult};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
@@ -236,9 +236,14 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
     let totals: Vec<WarpStats> = jobs
         .par_iter()
         .try_fold(
-            || vec![WarpStats::default(); replays.len()],
-            |mut acc, &(k, members)| {
-                // Fewer warps than cores: decode each lane on a thread of its own.
+            || {
+                (
+                    vec![WarpStats::default(); replays.len()],
+                    UnitCache::default(),
+                )
+            },
+            |(mut acc, mut cache), &(k, members)| {
+                // Fewer warps than cores: decode each long lane on a thread of its own.
                 let ahead = jobs.len() < rayon::current_num_threads();
                 let stats = std::thread::scope(|scope| {
                     let lanes = members
@@ -246,28 +251,20 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
                         .map(|&i| {
                             let u = units[i];
                             let stack = stacks.get(&u.tid).copied().unwrap_or((0, 0));
-                            let reader = UnitReader::open(
-                                trace,
-                                &canon,
-                                u,
-                                chunks.get(&u.tid).copied().unwrap_or(&[]),
-                            )?;
-                            let source = if ahead {
-                                LaneSource::prefetched(reader, scope)
-                            } else {
-                                LaneSource::direct(reader)
-                            };
+                            let chunks = chunks.get(&u.tid).copied().unwrap_or(&[]);
+                            let source =
+                                cache.source(trace, &canon, u, chunks, ahead.then_some(scope))?;
                             Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
                         })
                         .collect::<Result<Vec<_>, _>>()?;
                     replays[k].run(lanes)
                 })?;
-
                 acc[k] = std::mem::take(&mut acc[k]).merge(stats);
                 progress.advance(1);
-                Ok::<_, tf_trace::Error>(acc)
+                Ok::<_, tf_trace::Error>((acc, cache))
             },
         )
+        .map(|r| r.map(|(acc, _)| acc))
         .try_reduce(
             || vec![WarpStats::default(); replays.len()],
             |a, b| Ok(a.into_iter().zip(b).map(|(x, y)| x.merge(y)).collect()),

@@ -76,11 +76,18 @@ impl<'t> UnitReader<'t> {
     ) -> tf_trace::Result<UnitReader<'t>> {
         let mut reader = trace.read_thread(unit.tid)?;
         reader.set_validate(false);
-        let _ = chunks;
+        // Start at the last chunk that begins before the unit (the event just
+        // before the unit, the call that made it, tells its stack pointer).
+        let k = chunks.partition_point(|c| c.first_event < unit.start.event);
+        let mut next_event = 0;
+        if let Some(c) = k.checked_sub(1).map(|k| chunks[k]) {
+            reader.seek_chunk(c.offset, c.seq)?;
+            next_event = c.first_event;
+        }
         Ok(UnitReader {
             reader,
             canon,
-            next_event: 0,
+            next_event,
             start: unit.start,
             end: unit.end,
             block: 0,
@@ -102,6 +109,30 @@ impl<'t> UnitReader<'t> {
         self.start_sp
     }
 
+    /// Moves on to read `unit` instead, if it lies ahead in the same thread
+    /// (as the next units of a warp usually do); false if it does not.
+    pub fn retarget(&mut self, unit: &Unit) -> bool {
+        let here = if self.in_block && self.left > 0 {
+            Pos {
+                event: self.event,
+                piece: self.piece as u16,
+            }
+        } else {
+            Pos {
+                event: self.next_event,
+                piece: 0,
+            }
+        };
+        if unit.tid != self.reader.tid() || unit.start < here {
+            return false;
+        }
+        self.start = unit.start;
+        self.end = unit.end;
+        self.start_sp = None;
+        self.done = false;
+        true
+    }
+
     /// The accesses of `step`, the step last returned.
     #[inline]
     pub fn accesses(&self, step: &LaneStep) -> &[Access] {
@@ -121,15 +152,16 @@ impl<'t> UnitReader<'t> {
                 return Ok(false);
             }
             if self.in_block {
+                let pos = Pos {
+                    event: self.event,
+                    piece: self.piece as u16,
+                };
+                if self.left > 0 && pos >= self.end {
+                    // Not consumed: it may start the next unit.
+                    self.done = true;
+                    return Ok(false);
+                }
                 if let Some(step) = self.next_piece() {
-                    let pos = Pos {
-                        event: self.event,
-                        piece: (self.piece - 1) as u16,
-                    };
-                    if pos >= self.end {
-                        self.done = true;
-                        return Ok(false);
-                    }
                     if pos < self.start {
                         self.start_sp =
                             call_push(&self.accesses[step.acc.0 as usize..step.acc.1 as usize])
@@ -240,34 +272,41 @@ impl Batch {
     }
 }
 
-/// Runs `reader` to the end of its unit, sending batches of steps.
-fn decode_ahead(mut reader: UnitReader<'_>, tx: std::sync::mpsc::SyncSender<Batch>) {
+/// Reads steps of `reader` into `batch` until it holds `max` steps or the
+/// unit ends (then `batch.end` is set, with the error if reading failed).
+fn fill(reader: &mut UnitReader<'_>, batch: &mut Batch, max: usize) {
     let mut step = LaneStep::default();
     let mut events = Vec::new();
-    loop {
-        let mut batch = Batch::new();
-        while batch.steps.len() < BATCH_STEPS {
-            match reader.next_step(&mut step, &mut events) {
-                Ok(true) => {
-                    batch.events.extend_from_slice(&events);
-                    let acc = reader.accesses(&step);
-                    let lo = batch.accesses.len() as u32;
-                    batch.accesses.extend_from_slice(acc);
-                    let mut s = step;
-                    s.acc = (lo, lo + acc.len() as u32);
-                    batch.steps.push((s, batch.events.len() as u32));
-                }
-                Ok(false) => batch.end = true,
-                Err(e) => {
-                    batch.end = true;
-                    batch.error = Some(e);
-                }
+    while batch.steps.len() < max {
+        match reader.next_step(&mut step, &mut events) {
+            Ok(true) => {
+                batch.events.extend_from_slice(&events);
+                let acc = reader.accesses(&step);
+                let lo = batch.accesses.len() as u32;
+                batch.accesses.extend_from_slice(acc);
+                let mut s = step;
+                s.acc = (lo, lo + acc.len() as u32);
+                batch.steps.push((s, batch.events.len() as u32));
             }
-            if batch.end {
+            Ok(false) => {
+                batch.end = true;
+                break;
+            }
+            Err(e) => {
+                batch.end = true;
+                batch.error = Some(e);
                 break;
             }
         }
-        batch.start_sp = reader.start_sp();
+    }
+    batch.start_sp = reader.start_sp();
+}
+
+/// Runs `reader` to the end of its unit, sending batches of steps.
+fn decode_ahead(mut reader: UnitReader<'_>, tx: std::sync::mpsc::SyncSender<Batch>) {
+    loop {
+        let mut batch = Batch::new();
+        fill(&mut reader, &mut batch, BATCH_STEPS);
         let end = batch.end;
         if tx.send(batch).is_err() || end {
             return;
@@ -354,6 +393,17 @@ impl<'t> LaneSource<'t> {
         }))
     }
 
+    /// A source for a unit already read whole into `batch`.
+    fn whole(batch: Batch) -> LaneSource<'t> {
+        let (_, rx) = std::sync::mpsc::sync_channel(0);
+        LaneSource::Prefetched(PrefetchedSource(Prefetched {
+            rx,
+            batch,
+            pos: 0,
+            events_pos: 0,
+        }))
+    }
+
     /// See [`UnitReader::next_step`].
     #[inline]
     pub fn next_step(
@@ -384,5 +434,70 @@ impl<'t> LaneSource<'t> {
             LaneSource::Direct(r) => r.start_sp(),
             LaneSource::Prefetched(p) => p.0.batch.start_sp,
         }
+    }
+}
+
+/// Units of at most this many events are read whole when their warp starts.
+pub const SMALL_UNIT_EVENTS: u64 = 1 << 14;
+
+/// Readers kept from one warp to the next by one worker: small units that
+/// follow each other in a thread (loop iterations, calls of a function) are
+/// read in one pass over the thread, not one pass from its start each.
+pub struct UnitCache<'t> {
+    /// Most recently used last; at most [`UnitCache::KEEP`].
+    readers: Vec<UnitReader<'t>>,
+}
+
+impl Default for UnitCache<'_> {
+    fn default() -> Self {
+        UnitCache {
+            readers: Vec::new(),
+        }
+    }
+}
+
+impl<'t> UnitCache<'t> {
+    /// Readers kept.
+    const KEEP: usize = 4;
+
+    /// The source of `unit`'s lane: read whole now when the unit is small
+    /// (continuing the reader of its thread when the unit lies ahead of it),
+    /// else read as the lane goes, on a thread of `scope` when `ahead`.
+    pub fn source<'scope>(
+        &mut self,
+        trace: &'t Trace,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        chunks: &[ChunkStart],
+        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
+    ) -> tf_trace::Result<LaneSource<'t>>
+    where
+        't: 'scope,
+    {
+        if unit.end.event.saturating_sub(unit.start.event) > SMALL_UNIT_EVENTS {
+            let reader = UnitReader::open(trace, canon, unit, chunks)?;
+            return Ok(match ahead {
+                Some(scope) => LaneSource::prefetched(reader, scope),
+                None => LaneSource::direct(reader),
+            });
+        }
+        let kept = self.readers.iter().position(|r| r.reader.tid() == unit.tid);
+        let mut reader = match kept.map(|i| self.readers.remove(i)) {
+            Some(mut r) => {
+                if r.retarget(unit) {
+                    r
+                } else {
+                    UnitReader::open(trace, canon, unit, chunks)?
+                }
+            }
+            None => UnitReader::open(trace, canon, unit, chunks)?,
+        };
+        let mut batch = Batch::new();
+        fill(&mut reader, &mut batch, usize::MAX);
+        self.readers.push(reader);
+        if self.readers.len() > Self::KEEP {
+            self.readers.remove(0);
+        }
+        Ok(LaneSource::whole(batch))
     }
 }

@@ -310,6 +310,33 @@ impl ChunkReader {
         })
     }
 
+    /// Moves to the chunk at byte `offset` (a chunk's offset, as
+    /// [`ChunkRef::offset`] gave it), whose sequence number is `seq`: the
+    /// next chunk read is that one. Nothing is checked until it is read.
+    ///
+    /// ```no_run
+    /// # fn main() -> tf_trace::Result<()> {
+    /// let mut chunks = tf_trace::ChunkReader::open("trace/thread-1.tfc")?;
+    /// let (offset, seq) = {
+    ///     let c = chunks.next_chunk().unwrap()?;
+    ///     (c.offset, c.seq)
+    /// };
+    /// chunks.seek(offset, seq)?; // read it again
+    /// assert_eq!(chunks.next_chunk().unwrap()?.seq, seq);
+    /// # Ok(()) }
+    /// ```
+    pub fn seek(&mut self, offset: u64, seq: u32) -> Result<()> {
+        use std::io::Seek;
+        self.src
+            .seek(io::SeekFrom::Start(offset))
+            .map_err(|e| Error::io(&self.file, e))?;
+        self.offset = offset;
+        self.seq = seq;
+        self.len = 0;
+        self.done = false;
+        Ok(())
+    }
+
     /// The file's header.
     pub fn header(&self) -> &StreamHeader {
         &self.header

@@ -569,6 +569,15 @@ impl<'t> ThreadReader<'t> {
         self.validate = on;
     }
 
+    /// Continues at the chunk at byte `offset` with sequence number `seq`
+    /// (from [`chunk_stats`](Self::chunk_stats) of an earlier reading): the
+    /// next event is that chunk's first.
+    pub fn seek_chunk(&mut self, offset: u64, seq: u32) -> Result<()> {
+        self.chunks.seek(offset, seq)?;
+        self.in_chunk = false;
+        Ok(())
+    }
+
     /// The thread id from the file header.
     pub fn tid(&self) -> u64 {
         self.chunks.header().tid
