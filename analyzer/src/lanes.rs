@@ -443,6 +443,7 @@ pub const SMALL_UNIT_EVENTS: u64 = 1 << 14;
 /// Readers kept from one warp to the next by one worker: small units that
 /// follow each other in a thread (loop iterations, calls of a function) are
 /// read in one pass over the thread, not one pass from its start each.
+#[derive(Default)]
 pub struct UnitCache<'t> {
     /// Most recently used last; at most [`UnitCache::KEEP`].
     readers: Vec<UnitReader<'t>>,
