@@ -449,14 +449,6 @@ pub struct UnitCache<'t> {
     readers: Vec<UnitReader<'t>>,
 }
 
-impl Default for UnitCache<'_> {
-    fn default() -> Self {
-        UnitCache {
-            readers: Vec::new(),
-        }
-    }
-}
-
 impl<'t> UnitCache<'t> {
     /// Readers kept.
     const KEEP: usize = 4;
