@@ -10,12 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 small=${SMALL:-2000000}
-scripts/setup.sh
-cargo build --release --quiet
-make -s -C workloads
-tf=$PWD/target/release/tf
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. benches/prepare.sh
 
 trace_pigz() { # bytes dir
     workloads/build/O1/gen_text "$1" > "$tmp/input"

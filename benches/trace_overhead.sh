@@ -8,12 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-3}
-scripts/setup.sh
-cargo build --release --quiet
-make -s -C workloads
-tf=$PWD/target/release/tf
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. benches/prepare.sh
 workloads/build/O1/gen_text 20000000 > "$tmp/input"
 
 # median wall time in seconds of running "$@" $runs times
