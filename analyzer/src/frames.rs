@@ -143,6 +143,17 @@ impl FrameTracker {
         prev_end: EndKind,
         next: CBlockId,
     ) -> Transition {
+        // Fall-through, branches and direct jumps stay in their function:
+        // nothing to look up (the common case).
+        if self.pending == Pending::None
+            && matches!(
+                prev_end,
+                EndKind::Fallthrough | EndKind::Branch | EndKind::Syscall
+            )
+        {
+            self.frames.last_mut().expect("root").last = Some(next);
+            return Transition::Same;
+        }
         let n = canon.block(next);
         let p = canon.block(prev);
         let t = if let Some(t) = self.take_pending(n, next) {

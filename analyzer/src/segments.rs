@@ -6,10 +6,21 @@ use crate::stats::Segment;
 /// The address ranges that decide segments.
 #[derive(Clone, Debug, Default)]
 pub struct Segments {
-    /// Module images `[lo, hi)`, sorted.
-    modules: Vec<(u64, u64)>,
-    /// Thread stacks `[lo, hi)`.
-    stacks: Vec<(u64, u64)>,
+    /// Module images and thread stacks `[lo, hi)`, sorted, not overlapping
+    /// (overlapping stacks, as reused ones are, merged into one).
+    ranges: Vec<(u64, u64, Segment)>,
+}
+
+/// The last range [`Segments::classify`] looked up: `[lo, hi)` and what lies
+/// there for lanes whose stack it is not. Consecutive requests mostly fall in
+/// the same range, which spares the search.
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentCache(u64, u64, Segment);
+
+impl Default for SegmentCache {
+    fn default() -> Self {
+        SegmentCache(1, 0, Segment::Heap)
+    }
 }
 
 impl Segments {
@@ -18,36 +29,56 @@ impl Segments {
         modules: impl IntoIterator<Item = (u64, u64)>,
         stacks: impl IntoIterator<Item = (u64, u64)>,
     ) -> Segments {
-        let mut modules: Vec<_> = modules.into_iter().filter(|(lo, hi)| lo < hi).collect();
-        modules.sort_unstable();
-        let stacks = stacks.into_iter().filter(|(lo, hi)| lo < hi).collect();
-        Segments { modules, stacks }
+        let mut stacks: Vec<(u64, u64)> = stacks.into_iter().filter(|(lo, hi)| lo < hi).collect();
+        stacks.sort_unstable();
+        let mut merged: Vec<(u64, u64, Segment)> = Vec::new();
+        for (lo, hi) in stacks {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi, Segment::Other)),
+            }
+        }
+        merged.extend(
+            modules
+                .into_iter()
+                .filter(|(lo, hi)| lo < hi)
+                .map(|(lo, hi)| (lo, hi, Segment::Global)),
+        );
+        merged.sort_unstable_by_key(|r| r.0);
+        Segments { ranges: merged }
     }
 
     /// The segment of `addr` for a lane whose thread's stack is `own_stack`.
     ///
     /// ```
-    /// use tf_analyzer::segments::Segments;
+    /// use tf_analyzer::segments::{SegmentCache, Segments};
     /// use tf_analyzer::stats::Segment;
     /// let s = Segments::new([(0x400000, 0x500000)], [(0x7000, 0x8000), (0x9000, 0xa000)]);
-    /// assert_eq!(s.classify((0x7000, 0x8000), 0x7ff0), Segment::Stack);
-    /// assert_eq!(s.classify((0x7000, 0x8000), 0x9ff0), Segment::Other);
-    /// assert_eq!(s.classify((0x7000, 0x8000), 0x401000), Segment::Global);
-    /// assert_eq!(s.classify((0x7000, 0x8000), 0x1_0000_0000), Segment::Heap);
+    /// let mut c = SegmentCache::default();
+    /// assert_eq!(s.classify((0x7000, 0x8000), 0x7ff0, &mut c), Segment::Stack);
+    /// assert_eq!(s.classify((0x7000, 0x8000), 0x9ff0, &mut c), Segment::Other);
+    /// assert_eq!(s.classify((0x7000, 0x8000), 0x401000, &mut c), Segment::Global);
+    /// assert_eq!(s.classify((0x7000, 0x8000), 0x1_0000_0000, &mut c), Segment::Heap);
+    /// assert_eq!(s.classify((0x9000, 0xa000), 0x9ff0, &mut c), Segment::Stack);
     /// ```
     #[inline]
-    pub fn classify(&self, own_stack: (u64, u64), addr: u64) -> Segment {
+    pub fn classify(&self, own_stack: (u64, u64), addr: u64, cache: &mut SegmentCache) -> Segment {
         if addr >= own_stack.0 && addr < own_stack.1 {
             return Segment::Stack;
         }
-        let i = self.modules.partition_point(|&(lo, _)| lo <= addr);
-        if i > 0 && addr < self.modules[i - 1].1 {
-            return Segment::Global;
+        if addr >= cache.0 && addr < cache.1 {
+            return cache.2;
         }
-        if self.stacks.iter().any(|&(lo, hi)| addr >= lo && addr < hi) {
-            return Segment::Other;
-        }
-        Segment::Heap
+        let i = self.ranges.partition_point(|r| r.0 <= addr);
+        *cache = match i.checked_sub(1).map(|k| self.ranges[k]) {
+            Some((lo, hi, seg)) if addr < hi => SegmentCache(lo, hi, seg),
+            before => SegmentCache(
+                before.map_or(0, |r| r.1),
+                self.ranges.get(i).map_or(u64::MAX, |r| r.0),
+                Segment::Heap,
+            ),
+        };
+        cache.2
     }
 }
 

@@ -44,7 +44,7 @@ use crate::cfg::VEXIT;
 use crate::frames::{Frame, FrameTracker};
 use crate::functions::FunctionTable;
 use crate::lanes::{LaneEvent, LaneSource, LaneStep};
-use crate::segments::{interleaved_sectors, sectors, Segments};
+use crate::segments::{interleaved_sectors, sectors, SegmentCache, Segments};
 use crate::stats::{FunctionStats, Insns, Memory};
 use std::collections::HashMap;
 use tf_trace::{FunctionId, LockKind};
@@ -261,6 +261,7 @@ struct Warp<'a, 't> {
     callees: Vec<Callee>,
     /// The last frame entry whose function was looked up, and that function.
     frame_function: (u64, FunctionId),
+    segment_cache: SegmentCache,
 }
 
 impl Replay<'_> {
@@ -282,6 +283,7 @@ impl Replay<'_> {
             groups: Vec::new(),
             callees: Vec::new(),
             frame_function: (u64::MAX, 0),
+            segment_cache: SegmentCache::default(),
         };
         w.start();
         w.run()?;
@@ -517,7 +519,10 @@ impl<'t> Warp<'_, 't> {
             let Some((lane, addr, write)) = first else {
                 continue;
             };
-            let segment = self.cfg.segments.classify(self.lanes[lane].stack, addr);
+            let segment =
+                self.cfg
+                    .segments
+                    .classify(self.lanes[lane].stack, addr, &mut self.segment_cache);
             let n = distinct(&mut self.sectors);
             let ni = distinct(&mut self.interleaved);
             self.stats.memory.add_request(segment, write, n, ni);

@@ -144,27 +144,36 @@ struct Open {
 
 /// Cuts one thread's steps into units.
 pub struct UnitCutter {
-    tid: u64,
     cutter: Cutter,
+    cut: Cut,
+}
+
+/// The units cut so far and the one being gathered.
+struct Cut {
+    tid: u64,
     open: Option<Open>,
     /// Depth and stack pointer of the active frame of the loop's function.
     loop_frame: Option<(usize, Option<u64>)>,
     units: Vec<Unit>,
-    /// The thread's first step, and every instruction it traced (for the
-    /// whole-thread fallback).
+    /// The thread's first step (for the whole-thread fallback), and every
+    /// instruction it traced.
     first: Option<Unit>,
+    traced: u64,
 }
 
 impl UnitCutter {
     /// A cutter for thread `tid`.
     pub fn new(tid: u64, cutter: Cutter) -> UnitCutter {
         UnitCutter {
-            tid,
             cutter,
-            open: None,
-            loop_frame: None,
-            units: Vec::new(),
-            first: None,
+            cut: Cut {
+                tid,
+                open: None,
+                loop_frame: None,
+                units: Vec::new(),
+                first: None,
+                traced: 0,
+            },
         }
     }
 
@@ -179,66 +188,96 @@ impl UnitCutter {
         tracker: &FrameTracker,
         call_sp: Option<u64>,
     ) {
-        let depth = tracker.depth();
-        let top = *tracker.top();
-        let first = self.first.get_or_insert(Unit {
-            tid: self.tid,
-            start: pos,
-            end: pos,
-            root: top.entry,
-            root_sym: top.sym,
-            first: step.cblock,
-            stack_pointer: None,
-            insns: 0,
-        });
-        first.insns += u64::from(step.insns);
-        let cutter = std::mem::replace(&mut self.cutter, Cutter::Whole);
-        match &cutter {
-            Cutter::Whole => {
-                if t.is_none() {
-                    self.begin(pos, step, depth, top.entry, top.sym, None);
-                }
+        let cut = &mut self.cut;
+        cut.traced += u64::from(step.insns);
+        // Staying in a frame neither opens nor closes a call unit.
+        let quiet = t == Some(Transition::Same);
+        if !(quiet && matches!(self.cutter, Cutter::Calls(..))) {
+            let depth = tracker.depth();
+            let top = *tracker.top();
+            if cut.first.is_none() {
+                cut.first = Some(cut.unit(pos, step, top.entry, top.sym, None));
             }
-            Cutter::Calls(set, _) => {
-                if let Some(o) = &self.open {
-                    if depth < o.depth {
-                        self.close(pos);
+            match &self.cutter {
+                Cutter::Whole => {
+                    if t.is_none() {
+                        cut.begin(pos, step, depth, top.entry, top.sym, None);
                     }
                 }
-                let entered = matches!(
-                    t,
-                    None | Some(Transition::Call) | Some(Transition::TailCall)
-                );
-                if self.open.is_none() && entered && set.entries.contains(&top.entry) {
-                    self.begin(pos, step, depth, top.entry, top.sym, call_sp);
-                }
-            }
-            Cutter::Iterations(lp) => {
-                let (function, header) = (lp.function, lp.header);
-                if let Some((d, _)) = self.loop_frame {
-                    if depth < d || (depth == d && top.entry != function) {
-                        self.close(pos);
-                        self.loop_frame = None;
+                Cutter::Calls(set, _) => {
+                    if cut.open.as_ref().is_some_and(|o| depth < o.depth) {
+                        cut.close(pos);
+                    }
+                    let entered = matches!(
+                        t,
+                        None | Some(Transition::Call) | Some(Transition::TailCall)
+                    );
+                    if cut.open.is_none() && entered && set.entries.contains(&top.entry) {
+                        cut.begin(pos, step, depth, top.entry, top.sym, call_sp);
                     }
                 }
-                if self.loop_frame.is_none() && top.entry == function {
-                    self.loop_frame = Some((depth, call_sp));
-                }
-                if let Some((d, sp)) = self.loop_frame {
-                    if depth == d {
-                        if step.cblock == header {
-                            self.close(pos);
-                            self.begin(pos, step, depth, top.entry, top.sym, sp);
-                        } else if self.open.is_some() && !lp.body.contains(&step.cblock) {
-                            self.close(pos);
+                Cutter::Iterations(lp) => {
+                    let (function, header) = (lp.function, lp.header);
+                    if let Some((d, _)) = cut.loop_frame {
+                        if depth < d || (depth == d && top.entry != function) {
+                            cut.close(pos);
+                            cut.loop_frame = None;
+                        }
+                    }
+                    if cut.loop_frame.is_none() && top.entry == function {
+                        cut.loop_frame = Some((depth, call_sp));
+                    }
+                    if let Some((d, sp)) = cut.loop_frame {
+                        if depth == d {
+                            if step.cblock == header {
+                                cut.close(pos);
+                                cut.begin(pos, step, depth, top.entry, top.sym, sp);
+                            } else if cut.open.is_some() && !lp.body.contains(&step.cblock) {
+                                cut.close(pos);
+                            }
                         }
                     }
                 }
             }
         }
-        self.cutter = cutter;
-        if let Some(o) = &mut self.open {
+        if let Some(o) = &mut cut.open {
             o.unit.insns += u64::from(step.insns);
+        }
+    }
+
+    /// The thread ended at `end`: closes the open unit and returns them all.
+    pub fn finish(mut self, end: Pos) -> Vec<Unit> {
+        let cut = &mut self.cut;
+        cut.close(end);
+        if let (Cutter::Calls(_, true), true, Some(mut whole)) =
+            (&self.cutter, cut.units.is_empty(), cut.first.take())
+        {
+            whole.end = end;
+            whole.insns = cut.traced;
+            cut.units.push(whole);
+        }
+        self.cut.units
+    }
+}
+
+impl Cut {
+    fn unit(
+        &self,
+        pos: Pos,
+        step: &Step,
+        root: u64,
+        root_sym: FunctionId,
+        sp: Option<u64>,
+    ) -> Unit {
+        Unit {
+            tid: self.tid,
+            start: pos,
+            end: pos,
+            root,
+            root_sym,
+            first: step.cblock,
+            stack_pointer: sp,
+            insns: 0,
         }
     }
 
@@ -252,16 +291,7 @@ impl UnitCutter {
         sp: Option<u64>,
     ) {
         self.open = Some(Open {
-            unit: Unit {
-                tid: self.tid,
-                start: pos,
-                end: pos,
-                root,
-                root_sym,
-                first: step.cblock,
-                stack_pointer: sp,
-                insns: 0,
-            },
+            unit: self.unit(pos, step, root, root_sym, sp),
             depth,
         });
     }
@@ -273,18 +303,6 @@ impl UnitCutter {
                 self.units.push(o.unit);
             }
         }
-    }
-
-    /// The thread ended at `end`: closes the open unit and returns them all.
-    pub fn finish(mut self, end: Pos) -> Vec<Unit> {
-        self.close(end);
-        if let (Cutter::Calls(_, true), true, Some(mut whole)) =
-            (&self.cutter, self.units.is_empty(), self.first.take())
-        {
-            whole.end = end;
-            self.units.push(whole);
-        }
-        self.units
     }
 }
 
