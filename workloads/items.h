@@ -1,6 +1,6 @@
-/* Helpers shared by the validation workloads (vecadd, nbody, md5, listwalk,
- * pool, ...): item loops over threads, aligned allocation, a fixed-seed
- * random number generator and argument parsing.
+/* Helpers of the validation workloads (vecadd, nbody, md5, listwalk,
+ * pool, ...) on the CPU: item loops over threads and aligned allocation
+ * (twin.h has what the CUDA twins share).
  *
  * run_items(n, t, fn) runs fn(i) for every item i in [0, n) on t threads.
  * Thread j (created j-th, so the tracer numbers it j + 2, after main) takes
@@ -19,9 +19,8 @@
 #define TF_WORKLOAD_ITEMS_H
 
 #include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
+
+#include "twin.h"
 
 /* A kernel: the work of one GPU thread, for item i. */
 typedef void (*item_fn)(long i);
@@ -50,7 +49,9 @@ static inline void run_items(long n, long t, item_fn fn)
         exit(1);
     }
     for (long j = 0; j < t; j++) {
-        ranges[j] = (struct item_range){fn, j * n / t, (j + 1) * n / t};
+        ranges[j].fn = fn;
+        ranges[j].lo = j * n / t;
+        ranges[j].hi = (j + 1) * n / t;
         if (pthread_create(&threads[j], NULL, item_range_run, &ranges[j]) != 0) {
             perror("pthread_create");
             exit(1);
@@ -74,27 +75,6 @@ static inline void *alloc128(size_t bytes)
     for (size_t k = 0; k < bytes; k++)
         ((unsigned char *)p)[k] = 0;
     return p;
-}
-
-/* A 64-bit linear congruential generator (Knuth's MMIX constants): the same
- * seed always gives the same sequence. Returns the high 32 bits. */
-static inline uint32_t lcg_next(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(*state >> 32);
-}
-
-/* argv[k] as a positive long, or def when absent. */
-static inline long arg_long(int argc, char **argv, int k, long def)
-{
-    if (argc <= k)
-        return def;
-    long v = atol(argv[k]);
-    if (v <= 0) {
-        fprintf(stderr, "%s: argument %d must be a positive number\n", argv[0], k);
-        exit(2);
-    }
-    return v;
 }
 
 #endif

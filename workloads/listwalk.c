@@ -23,22 +23,14 @@
  *                    where ret is the only stack operand).
  */
 #include "items.h"
-
-struct node {
-    struct node *next;
-    long value;
-    long pad[2];
-};
+#include "listwalk.h"
 
 static struct node *pool;
 static long *sums;
 
 __attribute__((noipa)) void walk(long i)
 {
-    long sum = 0;
-    for (const struct node *p = &pool[i]; p; p = p->next)
-        sum += p->value;
-    sums[i] = sum;
+    sums[i] = walk_list(&pool[i]);
 }
 
 int main(int argc, char **argv)
@@ -46,37 +38,10 @@ int main(int argc, char **argv)
     long n = arg_long(argc, argv, 1, 256);
     long t = arg_long(argc, argv, 2, 256);
     long len = arg_long(argc, argv, 3, 16);
-    long total = n * len;
-    pool = alloc128(total * sizeof *pool);
-    /* order[k]: the pool index of the (k / n + 1)-th node after the head of
-     * list k % n, a permutation of the non-head nodes. */
-    long *order = malloc((total - n) * sizeof *order);
-    for (long k = 0; k < total - n; k++)
-        order[k] = n + k;
-    uint64_t seed = 11;
-    for (long k = total - n - 1; k > 0; k--) {
-        long r = (long)(lcg_next(&seed) % (uint32_t)(k + 1));
-        long tmp = order[k];
-        order[k] = order[r];
-        order[r] = tmp;
-    }
-    for (long i = 0; i < n; i++) {
-        struct node *p = &pool[i];
-        p->value = i;
-        for (long s = 1; s < len; s++) {
-            struct node *q = &pool[order[(s - 1) * n + i]];
-            q->value = i * s;
-            p->next = q;
-            p = q;
-        }
-        p->next = NULL;
-    }
-    free(order);
+    pool = alloc128(n * len * sizeof *pool);
+    make_lists(pool, pool, n, len);
     sums = alloc128(n * sizeof *sums);
     run_items(n, t, walk);
-    long x = 0;
-    for (long i = 0; i < n; i++)
-        x += sums[i];
-    printf("%ld\n", x);
+    print_sums(sums, n);
     return 0;
 }

@@ -29,15 +29,8 @@
  * accelerate()'s stack operands include 4-byte floats at -O0 and spills of
  * any size above, so its interleaved stack figure is not derived here.
  */
-#include <math.h>
-
 #include "items.h"
-
-#define SOFTENING 0.01f
-
-struct body {
-    float x, y, z, m;
-};
+#include "nbody.h"
 
 static struct body *bodies;
 static struct body *accel;
@@ -50,20 +43,7 @@ __attribute__((noipa)) struct body body_at(long i)
 
 __attribute__((noipa)) void accelerate(long i)
 {
-    struct body me = body_at(i);
-    float ax = 0, ay = 0, az = 0;
-    for (long j = 0; j < n_bodies; j++) {
-        float dx = bodies[j].x - me.x;
-        float dy = bodies[j].y - me.y;
-        float dz = bodies[j].z - me.z;
-        float d2 = dx * dx + dy * dy + dz * dz + SOFTENING;
-        float inv = 1.0f / sqrtf(d2);
-        float s = bodies[j].m * inv * inv * inv;
-        ax += dx * s;
-        ay += dy * s;
-        az += dz * s;
-    }
-    accel[i] = (struct body){ax, ay, az, 0.0f};
+    accumulate(body_at(i), bodies, n_bodies, &accel[i]);
 }
 
 int main(int argc, char **argv)
@@ -72,17 +52,8 @@ int main(int argc, char **argv)
     long t = arg_long(argc, argv, 2, 128);
     bodies = alloc128(n_bodies * sizeof *bodies);
     accel = alloc128(n_bodies * sizeof *accel);
-    uint64_t seed = 42;
-    for (long i = 0; i < n_bodies; i++) {
-        bodies[i].x = (float)(lcg_next(&seed) % 2000) / 100.0f - 10.0f;
-        bodies[i].y = (float)(lcg_next(&seed) % 2000) / 100.0f - 10.0f;
-        bodies[i].z = (float)(lcg_next(&seed) % 2000) / 100.0f - 10.0f;
-        bodies[i].m = 1.0f + (float)(lcg_next(&seed) % 100) / 100.0f;
-    }
+    make_bodies(bodies, n_bodies);
     run_items(n_bodies, t, accelerate);
-    double sum = 0;
-    for (long i = 0; i < n_bodies; i++)
-        sum += fabs(accel[i].x) + fabs(accel[i].y) + fabs(accel[i].z);
-    printf("%.3f\n", sum);
+    print_accelerations(accel, n_bodies);
     return 0;
 }

@@ -21,13 +21,10 @@
  */
 #include <omp.h>
 
+#include "bfs.h"
 #include "items.h"
 
-struct node {
-    int start, degree;
-};
-
-static struct node *nodes;
+static struct graph_node *nodes;
 static int *edges;
 static char *mask, *updating, *visited;
 static int *cost;
@@ -35,26 +32,12 @@ static int over;
 
 __attribute__((noipa)) void bfs_expand(long i)
 {
-    if (mask[i]) {
-        mask[i] = 0;
-        for (int e = nodes[i].start; e < nodes[i].start + nodes[i].degree; e++) {
-            int id = edges[e];
-            if (!visited[id]) {
-                cost[id] = cost[i] + 1;
-                updating[id] = 1;
-            }
-        }
-    }
+    expand_node(i, nodes, edges, mask, updating, visited, cost);
 }
 
 __attribute__((noipa)) void bfs_update(long i)
 {
-    if (updating[i]) {
-        mask[i] = 1;
-        visited[i] = 1;
-        over = 1;
-        updating[i] = 0;
-    }
+    update_node(i, mask, updating, visited, &over);
 }
 
 int main(int argc, char **argv)
@@ -62,22 +45,12 @@ int main(int argc, char **argv)
     long n = arg_long(argc, argv, 1, 4096);
     int t = (int)arg_long(argc, argv, 2, 4);
     nodes = alloc128(n * sizeof *nodes);
-    edges = alloc128(8 * n * sizeof *edges);
+    edges = alloc128(MAX_DEGREE * n * sizeof *edges);
     mask = alloc128(n);
     updating = alloc128(n);
     visited = alloc128(n);
     cost = alloc128(n * sizeof *cost);
-    uint64_t seed = 3;
-    int m = 0;
-    for (long i = 0; i < n; i++) {
-        nodes[i].start = m;
-        edges[m++] = (int)((i + 1) % n);
-        int extra = (int)(lcg_next(&seed) % 8);
-        for (int k = 0; k < extra; k++)
-            edges[m++] = (int)(lcg_next(&seed) % (uint32_t)n);
-        nodes[i].degree = m - nodes[i].start;
-        cost[i] = -1;
-    }
+    make_graph(nodes, edges, cost, n);
     mask[0] = visited[0] = 1;
     cost[0] = 0;
     int levels = 0;
@@ -91,9 +64,6 @@ int main(int argc, char **argv)
             bfs_update(i);
         levels++;
     } while (over);
-    long sum = 0;
-    for (long i = 0; i < n; i++)
-        sum += cost[i];
-    printf("levels %d, cost sum %ld\n", levels, sum);
+    print_costs(cost, n, levels);
     return 0;
 }

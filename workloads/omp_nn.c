@@ -28,25 +28,17 @@
  *                    spill of i, call/ret) and -O1..-O3 (ret, and the call
  *                    into sqrtf's slow path is never made).
  */
-#include <math.h>
 #include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "items.h"
-
-struct record {
-    float lat, lng;
-};
+#include "nn.h"
 
 static struct record *records;
 static float *dist;
-static float target_lat = 30.0f, target_lng = 90.0f;
 
 __attribute__((noipa)) void distance(long i)
 {
-    dist[i] = sqrtf((records[i].lat - target_lat) * (records[i].lat - target_lat) +
-                    (records[i].lng - target_lng) * (records[i].lng - target_lng));
+    dist[i] = record_distance(&records[i]);
 }
 
 int main(int argc, char **argv)
@@ -55,19 +47,10 @@ int main(int argc, char **argv)
     int t = (int)arg_long(argc, argv, 2, 4);
     records = alloc128(n * sizeof *records);
     dist = alloc128(n * sizeof *dist);
-    uint64_t seed = 7;
-    for (long i = 0; i < n; i++) {
-        records[i].lat = (float)(lcg_next(&seed) % 18000) / 100.0f - 90.0f;
-        records[i].lng = (float)(lcg_next(&seed) % 36000) / 100.0f - 180.0f;
-    }
+    make_records(records, n);
 #pragma omp parallel for num_threads(t) schedule(static)
     for (long i = 0; i < n; i++)
         distance(i);
-    long best = 0;
-    for (long i = 1; i < n; i++)
-        if (dist[i] < dist[best])
-            best = i;
-    printf("nearest %ld: (%.2f, %.2f) at %.3f\n", best, records[best].lat, records[best].lng,
-           dist[best]);
+    print_nearest(records, dist, n);
     return 0;
 }

@@ -29,19 +29,16 @@
  *                    W words.
  */
 #include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "items.h"
-
-#define STRIDE 5
+#include "strided.h"
+#include "vecadd.h"
 
 static float *x, *y;
-static float alpha = 3.0f;
 
 __attribute__((noipa)) void saxpy_strided(long i)
 {
-    y[STRIDE * i] = alpha * x[STRIDE * i] + y[STRIDE * i];
+    saxpy_item(x, y, i);
 }
 
 int main(int argc, char **argv)
@@ -50,16 +47,10 @@ int main(int argc, char **argv)
     int t = (int)arg_long(argc, argv, 2, 4);
     x = alloc128(STRIDE * n * sizeof *x);
     y = alloc128(STRIDE * n * sizeof *y);
-    for (long i = 0; i < STRIDE * n; i++) {
-        x[i] = (float)(i % 7);
-        y[i] = (float)(i % 3);
-    }
+    make_strided(x, y, n);
 #pragma omp parallel for num_threads(t) schedule(static)
     for (long i = 0; i < n; i++)
         saxpy_strided(i);
-    double sum = 0;
-    for (long i = 0; i < STRIDE * n; i++)
-        sum += y[i];
-    printf("%.1f\n", sum);
+    print_sum(y, STRIDE * n);
     return 0;
 }

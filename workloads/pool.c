@@ -28,8 +28,7 @@
  * the lock and the unlock), partly not: not derived here.
  */
 #include "items.h"
-
-#define BUCKETS 64
+#include "pool.h"
 
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -39,19 +38,12 @@ static uint64_t total;
 
 __attribute__((noipa)) uint64_t hash_item(long i)
 {
-    uint64_t x = (uint64_t)i + 1;
-    for (int r = 0; r < 16; r++) {
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdULL;
-        x ^= x >> 29;
-    }
-    return x;
+    return hash64(i);
 }
 
 __attribute__((noipa)) void tally(uint64_t h)
 {
-    table[h % BUCKETS] += 1;
-    total += h;
+    tally_into(table, &total, h);
 }
 
 __attribute__((noipa)) void process_item(long i)
@@ -85,10 +77,7 @@ int main(int argc, char **argv)
         pthread_create(&threads[j], NULL, worker, NULL);
     for (long j = 0; j < t; j++)
         pthread_join(threads[j], NULL);
-    uint64_t check = 0;
-    for (int b = 0; b < BUCKETS; b++)
-        check += table[b] * (uint64_t)(b + 1);
-    printf("%llu %llx\n", (unsigned long long)check, (unsigned long long)total);
+    print_table(table, total);
     free(threads);
     return 0;
 }

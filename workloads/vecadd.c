@@ -24,12 +24,13 @@
  *                    two rows of W words each in GPU local-memory layout.
  */
 #include "items.h"
+#include "vecadd.h"
 
 static float *a, *b, *c;
 
 __attribute__((noipa)) void vecadd(long i)
 {
-    c[i] = a[i] + b[i];
+    add_item(a, b, c, i);
 }
 
 int main(int argc, char **argv)
@@ -39,14 +40,8 @@ int main(int argc, char **argv)
     a = alloc128(n * sizeof *a);
     b = alloc128(n * sizeof *b);
     c = alloc128(n * sizeof *c);
-    for (long i = 0; i < n; i++) {
-        a[i] = (float)i;
-        b[i] = (float)(2 * i);
-    }
+    make_vectors(a, b, n);
     run_items(n, t, vecadd);
-    double sum = 0;
-    for (long i = 0; i < n; i++)
-        sum += c[i];
-    printf("%.1f\n", sum);
+    print_sum(c, n);
     return 0;
 }

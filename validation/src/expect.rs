@@ -18,6 +18,9 @@ pub struct Expectations {
     pub levels: Vec<String>,
     /// How close a measurement must be to its expectation.
     pub tolerance: Tolerance,
+    /// Environment of every traced run (a workload's own adds to it).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
     /// The workloads, in report order.
     #[serde(rename = "workload")]
     pub workloads: Vec<Workload>,
@@ -291,9 +294,11 @@ impl Expectations {
         Ok(())
     }
 
-    /// Index of width `w` in `widths`.
-    pub fn width_index(&self, w: u32) -> Option<usize> {
-        self.widths.iter().position(|&x| x == w)
+    /// The environment of `w`'s traced run: the suite's, then its own.
+    pub fn env_of(&self, w: &Workload) -> BTreeMap<String, String> {
+        let mut env = self.env.clone();
+        env.extend(w.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env
     }
 }
 

@@ -72,11 +72,12 @@ pub fn run_workload(
     let mut out = WorkloadOutcome {
         name: w.name.clone(),
         about: w.about.clone(),
-        command: command_line(w),
+        command: command_line(w, &e.env_of(w)),
         unit: w.unit.clone(),
         ..WorkloadOutcome::default()
     };
     let functions = w.functions();
+    let env = e.env_of(w);
     for level in levels {
         let start = Instant::now();
         let program = build.join(level).join(&w.program);
@@ -85,7 +86,7 @@ pub fn run_workload(
                 name: format!("{}-{level}", w.name),
                 program: &program,
                 args: &w.args,
-                env: &w.env,
+                env: &env,
                 unit: Some(&w.unit),
                 widths: &e.widths,
             })
@@ -113,9 +114,8 @@ pub fn run_workload(
 }
 
 /// How a workload is run, for the report: `[ENV=…] program args`.
-fn command_line(w: &Workload) -> String {
-    w.env
-        .iter()
+fn command_line(w: &Workload, env: &BTreeMap<String, String>) -> String {
+    env.iter()
         .map(|(k, v)| format!("{k}={v}"))
         .chain([w.program.clone()])
         .chain(w.args.iter().cloned())
@@ -181,6 +181,6 @@ mod tests {
         let failed = failed_rows(w, "O1", &e.widths);
         assert_eq!(failed.len(), 2);
         assert!(failed.iter().all(|r| r.measured.is_none()));
-        assert_eq!(command_line(w), "A=1 p 3");
+        assert_eq!(command_line(w, &e.env_of(w)), "A=1 p 3");
     }
 }
