@@ -8,6 +8,9 @@
  *
  *     tf analyze TRACE --unit call:walk --warp 8,16,32
  *
+ * The item's work is walk_list() of listwalk.h (the CUDA twin:
+ * cuda/listwalk.cu).
+ *
  * Expected for walk() at width W, at every -O level:
  *   SIMT efficiency  100%: every list has L nodes, so every lane makes the
  *                    same number of trips.

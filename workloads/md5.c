@@ -6,6 +6,8 @@
  *
  *     tf analyze TRACE --unit call:md5_item --warp 8,16,32
  *
+ * The item's work is md5_block() of md5.h (the CUDA twin: cuda/md5.cu).
+ *
  * Expected for md5_item() at width W, at every -O level:
  *   SIMT efficiency  100%: 64 steps in every lane, and which of the four
  *                    round functions a step uses depends on the step

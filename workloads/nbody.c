@@ -6,6 +6,9 @@
  *
  *     tf analyze TRACE --unit call:accelerate --warp 8,16,32
  *
+ * The item's work is accumulate() of nbody.h (the CUDA twin:
+ * cuda/nbody.cu).
+ *
  * Bodies are 16-byte {x, y, z, mass} in a 128-byte aligned array;
  * body_at(i) reads body i (a function of its own, so that accelerate()'s
  * own heap loads are the interaction loop's only).

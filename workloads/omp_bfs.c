@@ -11,6 +11,9 @@
  *     OMP_WAIT_POLICY=passive tf trace -- omp_bfs
  *     tf analyze TRACE --unit call:bfs_expand --warp 8,16,32
  *
+ * The nodes' work is expand_node() and update_node() of bfs.h (the CUDA
+ * twin: cuda/bfs.cu).
+ *
  * Expected: nothing is derived by hand here. Which lanes of a warp hold
  * frontier nodes, how many edges each has and which neighbours are already
  * visited all depend on the generated graph, so the SIMT efficiency and

@@ -8,6 +8,8 @@
  *     OMP_WAIT_POLICY=passive tf trace -- omp_nn
  *     tf analyze TRACE --unit call:distance --warp 8,16,32
  *
+ * The item's work is record_distance() of nn.h (the CUDA twin: cuda/nn.cu).
+ *
  * Expected for distance() at width W, at every -O level:
  *   SIMT efficiency  100%. The code is straight-line except for the check
  *                    that GCC adds after an inlined sqrtf (-O1 and up) for a

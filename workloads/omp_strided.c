@@ -7,6 +7,9 @@
  *     OMP_WAIT_POLICY=passive tf trace -- omp_strided
  *     tf analyze TRACE --unit call:saxpy_strided --warp 8,16,32
  *
+ * The item's work is saxpy_item() of strided.h (the CUDA twin:
+ * cuda/strided.cu).
+ *
  * Expected for saxpy_strided() at width W, at every -O level:
  *   SIMT efficiency  100%: straight-line code.
  *   heap             5W/8 = 5, 10, 20 sectors per request. Each heap operand

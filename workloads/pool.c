@@ -7,6 +7,9 @@
  *
  *     tf analyze TRACE --unit call:process_item --warp 8,16,32
  *
+ * The item's work is hash64() and tally_into() of pool.h; the CUDA twin
+ * (cuda/pool.cu) takes a spin lock where this takes the mutex.
+ *
  * Which worker gets which item depends on scheduling, so the units in a
  * warp are not consecutive items and may come from any threads; the figures
  * below hold for any such order (N is a multiple of W, so every warp is

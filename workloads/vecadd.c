@@ -4,6 +4,9 @@
  *
  *     tf analyze TRACE --unit call:vecadd --warp 8,16,32
  *
+ * The item's work is add_item() of vecadd.h, which the CUDA twin
+ * (cuda/vecadd.cu) runs as one GPU thread.
+ *
  * Expected for vecadd() at width W (W = 8, 16, 32), at every -O level:
  *   SIMT efficiency  100%: straight-line code, no branch.
  *   heap             W/8 = 1, 2, 4 sectors per request. The three heap

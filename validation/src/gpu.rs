@@ -82,6 +82,51 @@ pub fn build_twins(workloads_dir: &Path) -> Result<()> {
     .context("building the CUDA twins")
 }
 
+/// Builds the twins for the CPU (`make -C workloads/cuda host-check`, the
+/// host stub of `workloads/cuda/host_stub.h`) and checks that each prints
+/// what its C workload prints at -O1 (which must be built). Returns, per
+/// workload with a twin, `Err` with both outputs when they differ.
+pub fn check_twins_on_host(
+    workloads: &[&crate::expect::Workload],
+    workloads_dir: &Path,
+) -> Result<Vec<(String, std::result::Result<(), String>)>> {
+    run(Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(workloads_dir.join("cuda"))
+        .arg("host-check"))
+    .context("building the CUDA twins for the host")?;
+    let output = |program: &Path, args: &[String]| -> Result<String> {
+        let out = Command::new(program)
+            .args(args)
+            .output()
+            .with_context(|| format!("running {}", program.display()))?;
+        anyhow::ensure!(
+            out.status.success(),
+            "{} failed: {}",
+            program.display(),
+            out.status
+        );
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let mut results = Vec::new();
+    for w in workloads {
+        let Some(twin) = &w.cuda else { continue };
+        let gpu = output(
+            &workloads_dir.join("build/cuda-host").join(&twin.program),
+            &twin.args,
+        )?;
+        let cpu = output(&workloads_dir.join("build/O1").join(&w.program), &w.args)?;
+        let verdict = if gpu == cpu {
+            Ok(())
+        } else {
+            Err(format!("twin printed {gpu:?}, workload {cpu:?}"))
+        };
+        results.push((w.name.clone(), verdict));
+    }
+    Ok(results)
+}
+
 /// Runs `program args` under ncu, profiling every launch of `kernels`, and
 /// sums their figures. `log` is a scratch file for ncu's CSV.
 pub fn profile(

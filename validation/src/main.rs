@@ -7,7 +7,7 @@ use std::process::{Command, ExitCode};
 use tf_validate::expect::{Expectations, Workload};
 use tf_validate::measure::{build_workloads, run, Tracer};
 use tf_validate::report::{self, GpuOutcome, Outcome};
-use tf_validate::{pigz, suite};
+use tf_validate::{gpu, pigz, suite};
 
 /// Traces and analyzes the workloads of `workloads/` at every -O level and
 /// warp width, compares with the hand-derived expectations of
@@ -51,6 +51,11 @@ struct Args {
     /// Skip the GPU comparison even where a GPU, nvcc and ncu are available
     #[arg(long)]
     no_gpu: bool,
+    /// Only check the CUDA twins on the CPU: build them with the host C++
+    /// compiler (workloads/cuda/host_stub.h) and compare what they print with
+    /// what the C workloads print
+    #[arg(long, conflicts_with_all = ["pigz", "quick"])]
+    twins_on_host: bool,
 }
 
 /// The repository root (this package's parent directory).
@@ -182,6 +187,22 @@ fn validate(args: &Args) -> Result<bool> {
             .unwrap_or_else(|| workloads_dir.join("expectations.toml")),
     )?;
     let selected = select(&e, args)?;
+    if args.twins_on_host {
+        build_workloads(&workloads_dir, &["O1".to_string()])?;
+        let mut ok = true;
+        for (name, verdict) in gpu::check_twins_on_host(&selected, &workloads_dir)? {
+            match verdict {
+                Ok(()) => {
+                    eprintln!("tf-validate: {name}: the twin prints what the workload prints")
+                }
+                Err(why) => {
+                    eprintln!("tf-validate: {name}: {why}");
+                    ok = false;
+                }
+            }
+        }
+        return Ok(ok);
+    }
     let levels = levels(&e, args)?;
     let tf = match &args.tf {
         Some(p) => p.clone(),
