@@ -28,13 +28,33 @@ struct ThreadTally {
     accesses: u64,
     locks: u64,
     syscalls: u64,
-    /// Traced instructions per function id.
-    per_function: HashMap<u32, u64>,
+    /// Traced instructions per [`Charge`].
+    per_function: HashMap<Charge, u64>,
     /// The damage that stopped the reading, if any.
     damage: Option<String>,
 }
 
-fn tally(trace: &Trace, tid: u64, bytes: u64) -> ThreadTally {
+/// Where a block's instructions are counted: its function, or, for code
+/// without a symbol, its module (0 = none), since `tf info` follows no
+/// call frames to name such code by its caller the way `tf analyze` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Charge {
+    Function(u32),
+    Module(u32),
+}
+
+/// The charge of every block, by block id.
+fn charges(blocks: &tf_trace::BlockTable) -> Vec<Charge> {
+    blocks
+        .iter()
+        .map(|b| match b.function() {
+            0 => Charge::Module(blocks.module_containing(b.address()).map_or(0, |m| m.id)),
+            f => Charge::Function(f),
+        })
+        .collect()
+}
+
+fn tally(trace: &Trace, charges: &[Charge], tid: u64, bytes: u64) -> ThreadTally {
     let mut t = ThreadTally {
         tid,
         bytes,
@@ -50,15 +70,14 @@ fn tally(trace: &Trace, tid: u64, bytes: u64) -> ThreadTally {
     // Counting needs no addresses: each chunk's statistics (checked before
     // its first event) say how many accesses it holds.
     reader.set_addresses(false);
-    let blocks = trace.blocks();
     let mut chunk = u32::MAX;
     while let Some(event) = reader.next_event() {
         match event {
             Ok(Event::Block(x)) => {
                 t.traced += u64::from(x.insns);
                 t.block_execs += 1;
-                if let Some(b) = blocks.block(x.block) {
-                    *t.per_function.entry(b.function()).or_default() += u64::from(x.insns);
+                if let Some(&c) = charges.get(x.block as usize) {
+                    *t.per_function.entry(c).or_default() += u64::from(x.insns);
                 }
             }
             Ok(Event::ThreadStart {
@@ -92,9 +111,10 @@ pub fn run(dir: &Path, top: usize) -> Result<i32> {
     let trace =
         Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
     let files: Vec<(u64, u64)> = trace.threads().iter().map(|f| (f.tid, f.size)).collect();
+    let charges = charges(trace.blocks());
     let tallies: Vec<ThreadTally> = files
         .par_iter()
-        .map(|&(tid, bytes)| tally(&trace, tid, bytes))
+        .map(|&(tid, bytes)| tally(&trace, &charges, tid, bytes))
         .collect();
     let table_bytes = std::fs::metadata(dir.join("blocks.tfc"))
         .map(|m| m.len())
@@ -112,7 +132,7 @@ pub fn run(dir: &Path, top: usize) -> Result<i32> {
     );
     print_threads(&tallies, &functions, table_bytes + manifest_bytes);
     print_modules(&trace);
-    print_functions(&functions, &tallies, top);
+    print_functions(&trace, &functions, &tallies, top);
 
     let mut damaged = false;
     for problem in trace.problems() {
@@ -247,21 +267,34 @@ fn print_modules(trace: &Trace) {
     }
 }
 
-fn print_functions(functions: &FunctionTable, tallies: &[ThreadTally], top: usize) {
-    let mut per_function: HashMap<u32, u64> = HashMap::new();
+fn print_functions(trace: &Trace, functions: &FunctionTable, tallies: &[ThreadTally], top: usize) {
+    let mut per_function: HashMap<Charge, u64> = HashMap::new();
     for t in tallies {
         for (&f, &n) in &t.per_function {
             *per_function.entry(f).or_default() += n;
         }
     }
     let total: u64 = per_function.values().sum();
-    let mut rows: Vec<(u32, u64)> = per_function.into_iter().collect();
+    let mut rows: Vec<(Charge, u64)> = per_function.into_iter().collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     println!();
     println!("top functions by traced instructions:");
     println!("{:>14} {:>7}  {:<40} module", "insns", "share", "function");
-    for (f, n) in rows.into_iter().take(top) {
-        let info = functions.info(f);
+    for (c, n) in rows.into_iter().take(top) {
+        let (name, module) = match c {
+            Charge::Function(f) => {
+                let info = functions.info(f);
+                (info.name.clone(), info.module.clone())
+            }
+            Charge::Module(m) => (
+                "[no symbol]".to_string(),
+                trace
+                    .blocks()
+                    .module(m)
+                    .map(|m| m.file_name())
+                    .unwrap_or_default(),
+            ),
+        };
         let share = if total > 0 {
             100.0 * n as f64 / total as f64
         } else {
@@ -271,8 +304,8 @@ fn print_functions(functions: &FunctionTable, tallies: &[ThreadTally], top: usiz
             "{:>14} {:>6.2}%  {:<40} {}",
             n,
             share,
-            truncate(&info.name, 40),
-            info.module
+            truncate(&name, 40),
+            module
         );
     }
 }

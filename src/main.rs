@@ -156,6 +156,14 @@ enum Backend {
 }
 
 fn main() -> ExitCode {
+    // Like other command-line tools, end quietly when the reader of our
+    // output goes away (`tf info TRACE | head`): Rust ignores SIGPIPE, which
+    // would turn that into a panic on the next print.
+    // SAFETY: resetting a signal to its default disposition before any other
+    // thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Trace {

@@ -139,5 +139,42 @@ fn pigz_analysis_reports_every_function_at_three_widths() {
             "{}",
             functions[0]
         );
+        // Debian's pigz is stripped: its own code is named after the module
+        // and the entry's offset in it, as perf names unknown code.
+        let own: Vec<&str> = functions
+            .iter()
+            .filter(|f| f["module"] == "pigz")
+            .map(|f| f["name"].as_str().unwrap())
+            .collect();
+        assert!(!own.is_empty(), "W = {w}: no function of pigz itself");
+        assert!(
+            own.iter().all(|n| n.starts_with("pigz+0x")),
+            "W = {w}: {own:?}"
+        );
     }
+}
+
+#[test]
+fn the_stripped_program_is_a_module_and_info_charges_its_code_to_it() {
+    let p = pigz();
+    let trace = Trace::open(&p.trace).unwrap();
+    let pigz = trace
+        .blocks()
+        .modules()
+        .iter()
+        .find(|m| m.file_name() == "pigz")
+        .expect("the traced program is a module of the block table");
+    assert!(trace
+        .blocks()
+        .iter()
+        .any(|b| b.function() == 0 && b.address().wrapping_sub(pigz.base) < pigz.size));
+    let out = tf().arg("info").arg(&p.trace).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() == 5 && f[2] == "[no" && f[3] == "symbol]" && f[4] == "pigz"
+        }),
+        "{stdout}"
+    );
 }

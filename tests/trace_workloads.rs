@@ -405,6 +405,21 @@ fn info_reads_up_to_damage_and_names_it() {
         "{stdout}"
     );
 
+    // A reader that goes away early (`tf info TRACE | head -1`) ends tf
+    // quietly with SIGPIPE, without a panic.
+    let mut child = tf()
+        .arg("info")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.code().is_none_or(|c| c == 0), "{:?}", out.status);
+
     // Cut thread 1's stream in the middle of its first chunk: its events are
     // gone, the other threads are still described, and the damage is named.
     let file = dir.path().join("thread-1.tfc");

@@ -398,6 +398,10 @@ UInt tf_block_get(const BlockShape *s)
    }
    b = tf_block(id);
    b->fn_id = function_of(s->addr, &role);
+   /* Code without a symbol (a stripped program) still names its module, so
+    * that the analyzer can call it module+offset. */
+   if (b->fn_id == 0)
+      (void)module_of(VG_(current_DiEpoch)(), s->addr);
    /* a role applies only where the function is entered */
    if (b->fn_id == 0 || fns[b->fn_id - 1].entry != s->addr)
       role.role = ROLE_NONE;

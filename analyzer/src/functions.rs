@@ -56,13 +56,9 @@ impl FunctionTable {
         frame_entries: impl IntoIterator<Item = u64>,
     ) -> FunctionTable {
         let module_of = |addr: u64| {
-            table.module_containing(addr).map(|m| {
-                let path = String::from_utf8_lossy(&m.path).into_owned();
-                (
-                    path.rsplit('/').next().unwrap_or_default().to_string(),
-                    m.base,
-                )
-            })
+            table
+                .module_containing(addr)
+                .map(|m| (m.file_name(), m.base))
         };
         let mut infos = vec![FunctionInfo {
             name: "[unknown]".into(),
@@ -74,13 +70,7 @@ impl FunctionTable {
                 name: symbols.name(f.id).to_string(),
                 module: table
                     .module(f.module)
-                    .map(|m| {
-                        String::from_utf8_lossy(&m.path)
-                            .rsplit('/')
-                            .next()
-                            .unwrap_or_default()
-                            .to_string()
-                    })
+                    .map(|m| m.file_name())
                     .unwrap_or_default(),
                 entry: Some(f.entry),
             });

@@ -106,6 +106,15 @@ pub struct Operand {
     pub conditional: bool,
 }
 
+impl Module {
+    /// The last component of its path, as reports name it (invalid UTF-8
+    /// replaced).
+    pub fn file_name(&self) -> String {
+        let path = String::from_utf8_lossy(&self.path);
+        path.rsplit('/').next().unwrap_or_default().to_string()
+    }
+}
+
 impl Operand {
     /// The `flags` byte: bit 0 write, bit 1 conditional.
     pub fn flags(&self) -> u8 {
@@ -114,6 +123,12 @@ impl Operand {
 }
 
 /// A mapped object file (§5, tag 1).
+///
+/// ```
+/// let m = tf_trace::Module { id: 1, base: 0x400000, size: 0x1000,
+///     path: b"/usr/bin/pigz".to_vec(), build_id: vec![] };
+/// assert_eq!(m.file_name(), "pigz");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Module {
     /// Module id, from 1.
