@@ -17,7 +17,7 @@ trace_pigz() { # bytes dir
     "$tf" trace -o "$2" -- pigz -p 4 -c "$tmp/input" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
 }
 
-traced() { "$tf" info "$1" | awk '$1 == "all" { print $4; exit }'; }
+traced() { "$tf" info "$1" | awk '$1 == "all" && !seen { print $4; seen = 1 }'; }
 
 # run THREADS TRACE ARGS...: prints "seconds peak_kb"
 run() {

@@ -33,7 +33,7 @@ traced=$(median "$tf" trace -o "$tmp/trace" -- pigz -p 4 -c "$tmp/input")
 cmp -s "$tmp/out.gz" "$tmp/native.gz" || { echo "tf trace's output differs" >&2; exit 1; }
 
 bytes=$(du -sb "$tmp/trace" | cut -f1)
-insns=$("$tf" info "$tmp/trace" | awk '$1 == "all" { print $4; exit }')
+insns=$("$tf" info "$tmp/trace" | awk '$1 == "all" && !seen { print $4; seen = 1 }')
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 echo "pigz -p 4 -c (20 MB), median of $runs runs, $(nproc) cores"
 printf '  native                 %8.2f s\n' "$native"

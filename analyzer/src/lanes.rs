@@ -103,6 +103,65 @@ impl<'t> UnitReader<'t> {
         })
     }
 
+    /// A second reader at the same point, going on independently (see
+    /// [`tf_trace::ThreadReader::try_clone`]).
+    pub fn try_clone(&self) -> tf_trace::Result<UnitReader<'t>> {
+        Ok(UnitReader {
+            reader: self.reader.try_clone()?,
+            canon: self.canon,
+            next_event: self.next_event,
+            start: self.start,
+            end: self.end,
+            block: self.block,
+            event: self.event,
+            piece: self.piece,
+            left: self.left,
+            complete: self.complete,
+            accesses: self.accesses.clone(),
+            acc_pos: self.acc_pos,
+            in_block: self.in_block,
+            start_sp: self.start_sp,
+            done: self.done,
+        })
+    }
+
+    /// The next event this reader decodes (the one after the block being
+    /// split into steps, if any).
+    fn next_event_index(&self) -> u64 {
+        self.next_event
+    }
+
+    /// Reads what lies before the unit's start, so that the next step is
+    /// the unit's first (or, when the unit starts inside a block event,
+    /// that event's pieces are next).
+    pub fn skip_to_start(&mut self) -> tf_trace::Result<()> {
+        while !self.done {
+            if self.in_block {
+                if self.event >= self.start.event {
+                    return Ok(());
+                }
+                while let Some(step) = self.next_piece() {
+                    self.start_sp =
+                        call_push(&self.accesses[step.acc.0 as usize..step.acc.1 as usize])
+                            .or(self.start_sp);
+                }
+                self.in_block = false;
+            }
+            if self.next_event >= self.start.event {
+                return Ok(());
+            }
+            let Some(ev) = self.reader.next_event() else {
+                self.done = true;
+                return Ok(());
+            };
+            self.next_event += 1;
+            if let Event::Block(x) = ev? {
+                self.start_sp = call_push(x.accesses()).or(self.start_sp);
+            }
+        }
+        Ok(())
+    }
+
     /// The stack pointer at the unit's start, if a call just before it
     /// pushed its return address (known once the first step is read).
     pub fn start_sp(&self) -> Option<u64> {
@@ -467,30 +526,54 @@ impl<'t> UnitCache<'t> {
     where
         't: 'scope,
     {
+        let mut reader = self.reader_for(trace, canon, unit, chunks)?;
         if unit.end.event.saturating_sub(unit.start.event) > SMALL_UNIT_EVENTS {
-            let reader = UnitReader::open(trace, canon, unit, chunks)?;
+            // A long unit is read as the lane goes, by a copy of the reader
+            // taken at its start; the kept reader goes on from there to the
+            // next unit of the thread, so that the lanes of consecutive
+            // units of one thread decode it about twice in all, not once per
+            // lane from the start of a chunk (which may hold the whole thread).
+            reader.skip_to_start()?;
+            let lane = reader.try_clone()?;
+            self.keep(reader);
             return Ok(match ahead {
-                Some(scope) => LaneSource::prefetched(reader, scope),
-                None => LaneSource::direct(reader),
+                Some(scope) => LaneSource::prefetched(lane, scope),
+                None => LaneSource::direct(lane),
             });
         }
-        let kept = self.readers.iter().position(|r| r.reader.tid() == unit.tid);
-        let mut reader = match kept.map(|i| self.readers.remove(i)) {
-            Some(mut r) => {
-                if r.retarget(unit) {
-                    r
-                } else {
-                    UnitReader::open(trace, canon, unit, chunks)?
-                }
-            }
-            None => UnitReader::open(trace, canon, unit, chunks)?,
-        };
         let mut batch = Batch::new();
         fill(&mut reader, &mut batch, usize::MAX);
+        self.keep(reader);
+        Ok(LaneSource::whole(batch))
+    }
+
+    /// A reader of `unit`: the kept reader of its thread when the unit lies
+    /// ahead of it in the same chunk, else a new one at the unit's chunk.
+    fn reader_for(
+        &mut self,
+        trace: &'t Trace,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        chunks: &[ChunkStart],
+    ) -> tf_trace::Result<UnitReader<'t>> {
+        // The first event of the chunk that `UnitReader::open` would seek
+        // to: a reader behind it is better off seeking there.
+        let k = chunks.partition_point(|c| c.first_event < unit.start.event);
+        let chunk_start = k.checked_sub(1).map_or(0, |k| chunks[k].first_event);
+        if let Some(i) = self.readers.iter().position(|r| r.reader.tid() == unit.tid) {
+            let mut r = self.readers.remove(i);
+            if r.next_event_index() >= chunk_start && r.retarget(unit) {
+                return Ok(r);
+            }
+        }
+        UnitReader::open(trace, canon, unit, chunks)
+    }
+
+    /// Keeps `reader` for later units of its thread.
+    fn keep(&mut self, reader: UnitReader<'t>) {
         self.readers.push(reader);
         if self.readers.len() > Self::KEEP {
             self.readers.remove(0);
         }
-        Ok(LaneSource::whole(batch))
     }
 }

@@ -222,3 +222,91 @@ fn loop_whose_trip_count_is_the_lane_index() {
         assert!((eff - (w + 1) as f64 / (2 * w) as f64).abs() < 1e-12);
     }
 }
+
+#[test]
+fn long_units_of_one_thread_read_from_the_middle_of_a_chunk() {
+    // One thread calls work(i) for i = 0..64; work(i) loops T_i = 10000 + i
+    // times: W0 (2 insns, loop test) → W1 (3 insns, reads 4 bytes at
+    // 0x10000 + 4i, jumps back), then W2 (1, return). Each call is a unit of
+    // 2·T_i + 2 events, long enough that lanes read it as they go; with one
+    // chunk for the whole thread (default chunk size) every lane but the
+    // first starts in the middle of a chunk, and with 256-byte chunks units
+    // span chunks. W = 32: two warps, units 0..31 (T = b .. b+31 with
+    // b = 10000) and 32..63 (b = 10032).
+    //   work's warp instructions, per warp: W0 b+32 times, W1 b+31 times,
+    //     W2 once: 2(b+32) + 3(b+31) + 1 = 5b + 158.
+    //   thread instructions, per unit: 2(T+1) + 3T + 1 = 5T + 3.
+    //   W1's requests: b+31 per warp. Its first b iterations have all 32
+    //     lanes, reading 128 aligned bytes: 4 sectors. Iteration b+j (j = 0..30)
+    //     has lanes j+1..31: 4 − ⌊(j+1)/8⌋ sectors, 124 − 48 = 76 in all.
+    for chunk_target in [1 << 20, 256] {
+        let mut p = Prog::with_options(tf_trace::WriterOptions {
+            chunk_target,
+            ..Default::default()
+        });
+        let main = p.func(0x100, "main");
+        let work = p.func(0x200, "work");
+        let m0 = p.block(0x100, 1, EndKind::Call, main);
+        let m1 = p.block(0x101, 1, EndKind::Branch, main);
+        let m2 = p.block(0x102, 1, EndKind::Return, main);
+        let w0 = p.block(0x200, 2, EndKind::Branch, work);
+        let w1 = p
+            .w()
+            .block(
+                &tf_trace::BlockDef::new(0x202)
+                    .insns(&[1, 1, 1])
+                    .read(4)
+                    .end(EndKind::Jump)
+                    .function(work),
+            )
+            .unwrap();
+        let w2 = p.block(0x205, 1, EndKind::Return, work);
+        {
+            let mut t = p.w().thread(1).unwrap();
+            for i in 0..64u64 {
+                t.exec(m0, &[]).unwrap();
+                for _ in 0..10000 + i {
+                    t.exec(w0, &[]).unwrap();
+                    t.exec(w1, &[0x10000 + 4 * i]).unwrap();
+                }
+                t.exec(w0, &[]).unwrap();
+                t.exec(w2, &[]).unwrap();
+                t.exec(m1, &[]).unwrap();
+            }
+            t.exec(m2, &[]).unwrap();
+        }
+        let (t, _c) = p.finish();
+        let r = analyze(
+            &t,
+            &Options {
+                widths: vec![32],
+                unit: "call:work".parse().unwrap(),
+                ..Options::default()
+            },
+            &Silent,
+        )
+        .unwrap();
+        let f = r.results[0]
+            .functions
+            .iter()
+            .find(|f| f.name == "work")
+            .unwrap();
+        let bases = [10000u64, 10032];
+        let warp: u64 = bases.iter().map(|b| 5 * b + 158).sum();
+        let thread: u64 = (0..64u64).map(|i| 5 * (10000 + i) + 3).sum();
+        assert_eq!(
+            (f.warp_instructions, f.thread_instructions),
+            (warp, thread),
+            "chunk target {chunk_target}"
+        );
+        let heap = f.memory.heap;
+        assert_eq!(
+            (heap.requests, heap.sectors),
+            (
+                bases.iter().map(|b| b + 31).sum::<u64>(),
+                bases.iter().map(|b| 4 * b + 76).sum::<u64>()
+            ),
+            "chunk target {chunk_target}"
+        );
+    }
+}

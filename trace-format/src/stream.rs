@@ -2,7 +2,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Damage, DecodeError, Error, Result};
@@ -276,6 +276,7 @@ impl Chunk {
 /// first damaged chunk: it returns the error once, then `None`.
 pub struct ChunkReader {
     src: BufReader<File>,
+    path: PathBuf,
     file: Arc<str>,
     header: StreamHeader,
     file_len: u64,
@@ -299,6 +300,7 @@ impl ChunkReader {
         let header = StreamHeader::decode(&h[..got], &name)?;
         Ok(ChunkReader {
             src,
+            path: path.to_path_buf(),
             file: name.into(),
             header,
             file_len,
@@ -335,6 +337,28 @@ impl ChunkReader {
         self.len = 0;
         self.done = false;
         Ok(())
+    }
+
+    /// A second reader at the same point, with a copy of the current chunk,
+    /// reading the file through a handle of its own.
+    pub fn try_clone(&self) -> Result<ChunkReader> {
+        use std::io::Seek;
+        let f = File::open(&self.path).map_err(|e| Error::io(&self.file, e))?;
+        let mut src = BufReader::with_capacity(64 << 10, f);
+        src.seek(io::SeekFrom::Start(self.offset))
+            .map_err(|e| Error::io(&self.file, e))?;
+        Ok(ChunkReader {
+            src,
+            path: self.path.clone(),
+            file: self.file.clone(),
+            header: self.header,
+            file_len: self.file_len,
+            offset: self.offset,
+            seq: self.seq,
+            buf: self.buf[..self.len].to_vec(),
+            len: self.len,
+            done: self.done,
+        })
     }
 
     /// The file's header.

@@ -94,6 +94,7 @@ enum Step {
 
 /// The decoder of one chunk payload. `ADDR = false` decodes structure and
 /// control flow only (validation and statistics), `true` also addresses.
+#[derive(Clone)]
 struct Core<'t> {
     table: &'t BlockTable,
     pred: Predictor,
@@ -576,6 +577,50 @@ impl<'t> ThreadReader<'t> {
         self.chunks.seek(offset, seq)?;
         self.in_chunk = false;
         Ok(())
+    }
+
+    /// A second reader at the same point of the stream, which goes on
+    /// independently: its next event is this one's next event. This is how
+    /// to read from the middle of a long chunk more than once without
+    /// decoding it from the chunk's start each time (the analyzer's lanes
+    /// that run consecutive units of one thread). It costs a copy of the
+    /// decoding state and of the current chunk, and opens the file again.
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// use tf_trace::{BlockDef, Event, Trace, TraceWriter};
+    /// let dir = std::env::temp_dir().join(format!("tf-doc-clone-{}", std::process::id()));
+    /// let mut w = TraceWriter::create(&dir)?;
+    /// let b = w.block(&BlockDef::new(0x1000).insn(4).read(8))?;
+    /// let mut t = w.thread(1)?;
+    /// for i in 0..10u64 {
+    ///     t.exec(b, &[0x5000 + 8 * i])?;
+    /// }
+    /// w.finish()?;
+    /// let trace = Trace::open(&dir)?;
+    /// let addr = |r: &mut tf_trace::ThreadReader| match r.next_event().unwrap().unwrap() {
+    ///     Event::Block(x) => x.accesses()[0].addr,
+    ///     e => panic!("{e:?}"),
+    /// };
+    /// let mut r = trace.read_thread(1)?;
+    /// for _ in 0..4 {
+    ///     addr(&mut r);
+    /// }
+    /// let mut second = r.try_clone()?;
+    /// assert_eq!(addr(&mut r), 0x5020);
+    /// assert_eq!(addr(&mut second), 0x5020);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn try_clone(&self) -> Result<ThreadReader<'t>> {
+        Ok(ThreadReader {
+            chunks: self.chunks.try_clone()?,
+            core: self.core.clone(),
+            in_chunk: self.in_chunk,
+            chunk_stats: self.chunk_stats,
+            addresses: self.addresses,
+            validate: self.validate,
+        })
     }
 
     /// The thread id from the file header.

@@ -12,6 +12,9 @@ pub struct Prog {
 
 impl Prog {
     pub fn new() -> Prog {
+        Prog::with_options(tf_trace::WriterOptions::default())
+    }
+    pub fn with_options(opts: tf_trace::WriterOptions) -> Prog {
         static N: AtomicU32 = AtomicU32::new(0);
         let dir = std::env::temp_dir().join(format!(
             "tf-replay-test-{}-{}",
@@ -19,7 +22,7 @@ impl Prog {
             N.fetch_add(1, Ordering::Relaxed)
         ));
         let _ = std::fs::remove_dir_all(&dir);
-        let w = TraceWriter::create(&dir).unwrap();
+        let w = TraceWriter::create_with(&dir, opts).unwrap();
         Prog { dir, w: Some(w) }
     }
     pub fn w(&mut self) -> &mut TraceWriter {
