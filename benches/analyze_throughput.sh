@@ -5,6 +5,8 @@
 #   (RAYON_NUM_THREADS=1) and on all cores, the same for W = 8,16,32 at once,
 #   and the peak resident memory of each run (memory must not grow with the
 #   trace: the 10× trace must peak about as high as the small one);
+# - nbody 8192 bodies on 128 threads, one unit per call of accelerate():
+#   regular, fully converged code, 64 long units per thread;
 # - divergence triangle 4096 (64 threads' worth of items, many warps).
 #   benches/analyze_throughput.sh            SMALL=4000000 benches/analyze_throughput.sh
 set -euo pipefail
@@ -50,6 +52,11 @@ for bytes in "$small" $((10 * small)); do
     report "$label, W=32" "$dir" "$cores" --warp 32
     report "$label, W=8,16,32" "$dir" "$cores" --warp 8,16,32
 done
+dir="$tmp/nbody"
+"$tf" trace -o "$dir" -- workloads/build/O1/nbody 8192 128 > /dev/null 2>&1
+label="nbody 8192 ($(traced "$dir") insns)"
+report "$label, W=32" "$dir" 1 --unit call:accelerate --warp 32
+report "$label, W=32" "$dir" "$cores" --unit call:accelerate --warp 32
 dir="$tmp/triangle"
 "$tf" trace -o "$dir" -- workloads/build/O1/divergence triangle 4096 > /dev/null 2>&1
 label="divergence triangle 4096 ($(traced "$dir") insns)"

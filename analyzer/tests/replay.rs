@@ -10,38 +10,41 @@ use tf_trace::{EndKind, Trace};
 /// (warp instructions, thread instructions) of the whole program at `width`,
 /// one unit per thread.
 fn counts(trace: &Trace, width: usize) -> (u64, u64) {
-    let r = analyze(
-        trace,
-        &Options {
-            widths: vec![width],
-            unit: "thread".parse().unwrap(),
-            ..Options::default()
-        },
-        &Silent,
-    )
-    .unwrap();
-    (
-        r.results[0].warp_instructions,
-        r.results[0].thread_instructions,
-    )
+    let r = &analyze_as(trace, width, "thread").results[0];
+    (r.warp_instructions, r.thread_instructions)
 }
 
-fn function(trace: &Trace, width: usize, name: &str) -> (u64, u64, f64) {
-    let r = analyze(
+/// The analysis at one `width` with units `unit`.
+fn analyze_as(trace: &Trace, width: usize, unit: &str) -> tf_analyzer::results::Report {
+    analyze(
         trace,
         &Options {
             widths: vec![width],
-            unit: "thread".parse().unwrap(),
+            unit: unit.parse().unwrap(),
             ..Options::default()
         },
         &Silent,
     )
-    .unwrap();
-    let f = r.results[0]
+    .unwrap()
+}
+
+/// Function `name` of the analysis at one `width` with units `unit`.
+fn function_as(
+    trace: &Trace,
+    width: usize,
+    unit: &str,
+    name: &str,
+) -> tf_analyzer::results::FunctionResult {
+    analyze_as(trace, width, unit).results[0]
         .functions
         .iter()
         .find(|f| f.name == name)
-        .unwrap_or_else(|| panic!("no {name}"));
+        .unwrap_or_else(|| panic!("no {name}"))
+        .clone()
+}
+
+fn function(trace: &Trace, width: usize, name: &str) -> (u64, u64, f64) {
+    let f = function_as(trace, width, "thread", name);
     (
         f.warp_instructions,
         f.thread_instructions,
@@ -276,21 +279,7 @@ fn long_units_of_one_thread_read_from_the_middle_of_a_chunk() {
             t.exec(m2, &[]).unwrap();
         }
         let (t, _c) = p.finish();
-        let r = analyze(
-            &t,
-            &Options {
-                widths: vec![32],
-                unit: "call:work".parse().unwrap(),
-                ..Options::default()
-            },
-            &Silent,
-        )
-        .unwrap();
-        let f = r.results[0]
-            .functions
-            .iter()
-            .find(|f| f.name == "work")
-            .unwrap();
+        let f = function_as(&t, 32, "call:work", "work");
         let bases = [10000u64, 10032];
         let warp: u64 = bases.iter().map(|b| 5 * b + 158).sum();
         let thread: u64 = (0..64u64).map(|i| 5 * (10000 + i) + 3).sum();
