@@ -67,7 +67,8 @@ pub struct UnitReader<'t> {
 }
 
 impl<'t> UnitReader<'t> {
-    /// A reader of `unit`, whose thread's chunks start as in `chunks`.
+    /// A reader of `unit`, whose thread's chunks start as in `chunks`,
+    /// positioned at the unit's start.
     pub fn open(
         trace: &'t Trace,
         canon: &'t CanonicalBlocks,
@@ -84,7 +85,7 @@ impl<'t> UnitReader<'t> {
             reader.seek_chunk(c.offset, c.seq)?;
             next_event = c.first_event;
         }
-        Ok(UnitReader {
+        let mut r = UnitReader {
             reader,
             canon,
             next_event,
@@ -100,7 +101,9 @@ impl<'t> UnitReader<'t> {
             in_block: false,
             start_sp: None,
             done: false,
-        })
+        };
+        r.skip_to_start()?;
+        Ok(r)
     }
 
     /// A second reader at the same point, going on independently (see
@@ -125,25 +128,17 @@ impl<'t> UnitReader<'t> {
         })
     }
 
-    /// The next event this reader decodes (the one after the block being
-    /// split into steps, if any).
-    fn next_event_index(&self) -> u64 {
-        self.next_event
-    }
-
     /// Reads what lies before the unit's start, so that the next step is
     /// the unit's first (or, when the unit starts inside a block event,
-    /// that event's pieces are next).
-    pub fn skip_to_start(&mut self) -> tf_trace::Result<()> {
+    /// that event's pieces are next); notes the last call's push on the way.
+    fn skip_to_start(&mut self) -> tf_trace::Result<()> {
         while !self.done {
             if self.in_block {
                 if self.event >= self.start.event {
                     return Ok(());
                 }
                 while let Some(step) = self.next_piece() {
-                    self.start_sp =
-                        call_push(&self.accesses[step.acc.0 as usize..step.acc.1 as usize])
-                            .or(self.start_sp);
+                    self.start_sp = call_push(self.accesses(&step)).or(self.start_sp);
                 }
                 self.in_block = false;
             }
@@ -168,9 +163,10 @@ impl<'t> UnitReader<'t> {
         self.start_sp
     }
 
-    /// Moves on to read `unit` instead, if it lies ahead in the same thread
-    /// (as the next units of a warp usually do); false if it does not.
-    pub fn retarget(&mut self, unit: &Unit) -> bool {
+    /// Moves on to read `unit` instead, positioned at its start, if it lies
+    /// ahead in the same thread (as the next units of a warp usually do);
+    /// false if it does not.
+    pub fn retarget(&mut self, unit: &Unit) -> tf_trace::Result<bool> {
         let here = if self.in_block && self.left > 0 {
             Pos {
                 event: self.event,
@@ -183,13 +179,14 @@ impl<'t> UnitReader<'t> {
             }
         };
         if unit.tid != self.reader.tid() || unit.start < here {
-            return false;
+            return Ok(false);
         }
         self.start = unit.start;
         self.end = unit.end;
         self.start_sp = None;
         self.done = false;
-        true
+        self.skip_to_start()?;
+        Ok(true)
     }
 
     /// The accesses of `step`, the step last returned.
@@ -222,9 +219,7 @@ impl<'t> UnitReader<'t> {
                 }
                 if let Some(step) = self.next_piece() {
                     if pos < self.start {
-                        self.start_sp =
-                            call_push(&self.accesses[step.acc.0 as usize..step.acc.1 as usize])
-                                .or(self.start_sp);
+                        self.start_sp = call_push(self.accesses(&step)).or(self.start_sp);
                         continue;
                     }
                     *out = step;
@@ -242,13 +237,9 @@ impl<'t> UnitReader<'t> {
                 return Ok(false);
             };
             self.next_event += 1;
-            let before_start = event < self.start.event;
+            // Events before the unit's start were read by `skip_to_start`.
             match ev? {
                 Event::Block(x) => {
-                    if before_start {
-                        self.start_sp = call_push(x.accesses()).or(self.start_sp);
-                        continue;
-                    }
                     self.block = x.block;
                     self.event = event;
                     self.piece = 0;
@@ -259,7 +250,6 @@ impl<'t> UnitReader<'t> {
                     self.acc_pos = 0;
                     self.in_block = true;
                 }
-                _ if before_start => {}
                 Event::LockAcquire { kind, lock } => events.push(LaneEvent::Acquire { kind, lock }),
                 Event::LockRelease { kind, lock } => events.push(LaneEvent::Release { kind, lock }),
                 Event::Signal { .. } => events.push(LaneEvent::Signal),
@@ -529,11 +519,10 @@ impl<'t> UnitCache<'t> {
         let mut reader = self.reader_for(trace, canon, unit, chunks)?;
         if unit.end.event.saturating_sub(unit.start.event) > SMALL_UNIT_EVENTS {
             // A long unit is read as the lane goes, by a copy of the reader
-            // taken at its start; the kept reader goes on from there to the
+            // (which stands at its start); the kept reader goes on from there to the
             // next unit of the thread, so that the lanes of consecutive
             // units of one thread decode it about twice in all, not once per
             // lane from the start of a chunk (which may hold the whole thread).
-            reader.skip_to_start()?;
             let lane = reader.try_clone()?;
             self.keep(reader);
             return Ok(match ahead {
@@ -562,7 +551,7 @@ impl<'t> UnitCache<'t> {
         let chunk_start = k.checked_sub(1).map_or(0, |k| chunks[k].first_event);
         if let Some(i) = self.readers.iter().position(|r| r.reader.tid() == unit.tid) {
             let mut r = self.readers.remove(i);
-            if r.next_event_index() >= chunk_start && r.retarget(unit) {
+            if r.next_event >= chunk_start && r.retarget(unit)? {
                 return Ok(r);
             }
         }

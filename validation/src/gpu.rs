@@ -2,7 +2,7 @@
 //! under Nsight Compute (`ncu`) where a machine has an NVIDIA GPU, nvcc and
 //! ncu; the figures that correspond to tf's.
 
-use crate::measure::{describe, run};
+use crate::measure::{describe, output, run};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -96,27 +96,15 @@ pub fn check_twins_on_host(
         .arg(workloads_dir.join("cuda"))
         .arg("host-check"))
     .context("building the CUDA twins for the host")?;
-    let output = |program: &Path, args: &[String]| -> Result<String> {
-        let out = Command::new(program)
-            .args(args)
-            .output()
-            .with_context(|| format!("running {}", program.display()))?;
-        anyhow::ensure!(
-            out.status.success(),
-            "{} failed: {}",
-            program.display(),
-            out.status
-        );
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    };
     let mut results = Vec::new();
     for w in workloads {
         let Some(twin) = &w.cuda else { continue };
         let gpu = output(
-            &workloads_dir.join("build/cuda-host").join(&twin.program),
-            &twin.args,
+            Command::new(workloads_dir.join("build/cuda-host").join(&twin.program))
+                .args(&twin.args),
         )?;
-        let cpu = output(&workloads_dir.join("build/O1").join(&w.program), &w.args)?;
+        let cpu =
+            output(Command::new(workloads_dir.join("build/O1").join(&w.program)).args(&w.args))?;
         let verdict = if gpu == cpu {
             Ok(())
         } else {

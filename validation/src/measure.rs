@@ -144,8 +144,18 @@ pub fn read_report(
 
 /// Runs `command`, failing with its stderr when it does not succeed.
 pub fn run(command: &mut Command) -> Result<()> {
+    checked(command.stdout(Stdio::null())).map(drop)
+}
+
+/// Runs `command` and returns its standard output, failing with its stderr
+/// when it does not succeed.
+pub fn output(command: &mut Command) -> Result<String> {
+    checked(command.stdout(Stdio::piped()))
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn checked(command: &mut Command) -> Result<std::process::Output> {
     let out = command
-        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
         .with_context(|| format!("running {:?}", command.get_program()))?;
@@ -157,7 +167,7 @@ pub fn run(command: &mut Command) -> Result<()> {
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    Ok(())
+    Ok(out)
 }
 
 /// A command line, for messages.
