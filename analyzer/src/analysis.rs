@@ -6,10 +6,10 @@ use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
 use crate::lanes::UnitCache;
 use crate::loops::outermost_loop;
+use crate::replay::{IpdomMap, Lane, Replay, WarpStats};
 use crate::results::{FunctionResult, LockResult, MemoryReport, Report, ThreadReport, WidthResult};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
 use crate::segments::Segments;
-use crate::simt::{IpdomMap, Lane, Replay, WarpStats};
 use crate::sink::{Context, IssueSink, LaneInfo, Nobody, Observer, WarpInfo};
 use crate::stats::FunctionStats;
 use crate::symbols::{SourceLines, Symbols};
@@ -242,9 +242,12 @@ pub fn analyze_observed<O: Observer>(
         })
         .collect();
     let widths: Vec<String> = opts.widths.iter().map(|w| w.to_string()).collect();
+    // The bar moves with replayed thread instructions: every width replays
+    // every unit's recorded instructions once.
+    let recorded: u64 = units.iter().map(|u| u.insns).sum();
     progress.stage(
         &format!("replaying warps of {}", widths.join(", ")),
-        jobs.len() as u64,
+        recorded * opts.widths.len() as u64,
     );
     let replays: Vec<Replay> = opts
         .widths
@@ -256,6 +259,7 @@ pub fn analyze_observed<O: Observer>(
             width,
             functions: &functions,
             serialize_locks: opts.locks,
+            progress,
         })
         .collect();
     let totals: Vec<WarpStats> = jobs
@@ -307,7 +311,6 @@ pub fn analyze_observed<O: Observer>(
                     stats.map(|s| s.recorded(recorded))
                 })?;
                 acc[k] = std::mem::take(&mut acc[k]).merge(stats);
-                progress.advance(1);
                 Ok::<_, tf_trace::Error>((acc, cache))
             },
         )

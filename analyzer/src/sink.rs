@@ -46,8 +46,8 @@
 
 use crate::blocks::{CBlock, CBlockId, CanonicalBlocks};
 use crate::functions::FunctionTable;
+use crate::replay::IpdomMap;
 use crate::segments::Segments;
-use crate::simt::IpdomMap;
 use crate::symbols::SourceLines;
 use tf_trace::{Access, FunctionId, Trace};
 

@@ -189,3 +189,52 @@ fn a_recording_sink_sees_what_the_report_counts() {
     assert_eq!(*recorder.divergences.lock().unwrap(), divergent);
     assert!(divergent > 0);
 }
+
+/// Records the stages and every advance.
+#[derive(Default)]
+struct Steps(Mutex<Vec<(String, u64, Vec<u64>)>>);
+
+impl tf_analyzer::Progress for Steps {
+    fn stage(&self, name: &str, total: u64) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((name.to_string(), total, Vec::new()));
+    }
+    fn advance(&self, n: u64) {
+        self.0.lock().unwrap().last_mut().unwrap().2.push(n);
+    }
+}
+
+#[test]
+fn the_replay_reports_progress_as_it_replays_instructions() {
+    // One warp of two lanes, 2 × 40 000 × 100 = 8 M thread instructions: the
+    // replay stage counts them all, in several steps, not once per warp.
+    let mut p = Prog::new();
+    let main = p.func(0x100, "main");
+    let body = p.block(0x100, 100, EndKind::Branch, main);
+    let end = p.block(0x164, 1, EndKind::Return, main);
+    for tid in 1..=2 {
+        let mut t = p.w().thread(tid).unwrap();
+        for _ in 0..40_000 {
+            t.exec(body, &[]).unwrap();
+        }
+        t.exec(end, &[]).unwrap();
+    }
+    let (trace, _c) = p.finish();
+    let steps = Steps::default();
+    let opts = Options {
+        widths: vec![2],
+        unit: "thread".parse().unwrap(),
+        ..Options::default()
+    };
+    tf_analyzer::analyze(&trace, &opts, &steps).unwrap();
+    let stages = steps.0.into_inner().unwrap();
+    let (_, total, advances) = stages
+        .iter()
+        .find(|s| s.0.starts_with("replaying"))
+        .unwrap();
+    assert_eq!(*total, 2 * 4_000_001);
+    assert_eq!(advances.iter().sum::<u64>(), *total);
+    assert!(advances.len() >= 7, "{advances:?}");
+}
