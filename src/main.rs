@@ -1,7 +1,7 @@
 //! `tf`: predicts how a multi-threaded x86-64 program would run on SIMT hardware.
 //!
 //! A thin layer of argument parsing and printing over the `tf-trace` and
-//! `tf-analyzer` libraries; see DESIGN.md for the data flow.
+//! `tf-analyzer` libraries; see `docs/ARCHITECTURE.md` for the data flow.
 
 mod analyze;
 mod info;

@@ -1,7 +1,7 @@
 //! Stage 8: the results model, as `tf analyze` prints it and writes it to
 //! JSON and CSV.
 //!
-//! Every figure is defined in DESIGN.md; fractions are in [0, 1].
+//! Every figure is defined in `docs/ARCHITECTURE.md` §5; fractions are in [0, 1].
 
 use crate::scan::Skipped;
 use crate::stats::{Memory, Requests, Segment};

@@ -1,6 +1,6 @@
 //! The observer seam: everything the replay issues, for whoever wants it.
 //!
-//! The replay ([`crate::simt`]) tells an [`IssueSink`] about every warp
+//! The replay ([`crate::replay`]) tells an [`IssueSink`] about every warp
 //! issue (one canonical block run by a warp's active lanes, with each lane's
 //! memory accesses), every divergence and every split into serialized lock
 //! rounds, in the order the warp issues them. Warps replay in parallel: an

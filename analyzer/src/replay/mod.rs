@@ -1,7 +1,7 @@
 //! Stage 7: replay of one warp on a SIMT stack with IPDOM reconvergence,
 //! memory coalescing and lock serialization.
 //!
-//! The stack is frame-relative (`simt-reconvergence.md` §3.7): every entry
+//! The stack is frame-relative (`docs/reconvergence.md` §6): every entry
 //! belongs to one activation depth of its lanes. Executing the top entry's
 //! block advances each of its lanes along its own trace; the lanes are then
 //! grouped by where they go next:
