@@ -445,6 +445,11 @@ UInt tf_block_get(const BlockShape *s)
    rec.lengths = s->lens;
    rec.n_ops = s->n_ops;
    rec.ops = s->ops;
+   /* never written unchecked: a record the reader would reject */
+   if (!tf_block_rec_valid(&rec))
+      tf_fatal("cannot record the block at %#lx (%u instructions, %u bytes, %u operands) "
+               "in blocks.tfc",
+               (unsigned long)s->addr, s->n_insns, s->code_len, s->n_ops);
    tf_table_block(&table, &rec);
    return id;
 }
