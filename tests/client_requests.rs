@@ -81,8 +81,16 @@ fn a_program_making_client_requests_traces_completely() {
         }
         assert!(exited, "thread {} has no exit event", tf.tid);
         if tf.tid > 1 {
-            assert!(counts.values().any(|&c| c == n), "thread {}: {counts:?}", tf.tid);
-            assert!(counts.values().all(|&c| c <= n), "thread {}: {counts:?}", tf.tid);
+            assert!(
+                counts.values().any(|&c| c == n),
+                "thread {}: {counts:?}",
+                tf.tid
+            );
+            assert!(
+                counts.values().all(|&c| c <= n),
+                "thread {}: {counts:?}",
+                tf.tid
+            );
         }
     }
 }
