@@ -2,7 +2,8 @@
 //!
 //! Decodes every thread stream (in parallel) and prints threads with traced
 //! and skipped instructions, the block table, bytes per instruction, modules,
-//! and the functions with the most instructions. A damaged stream is read up
+//! and the functions with the most instructions, named as `tf analyze` names
+//! them (code without a symbol by its frame: `module+0xoffset`). A damaged stream is read up
 //! to the damage, which is named (file and byte offset); `tf info` then exits
 //! with status 1 after printing everything it could read.
 
@@ -11,8 +12,11 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
+use tf_analyzer::blocks::CanonicalBlocks;
 use tf_analyzer::functions::FunctionTable;
+use tf_analyzer::scan::ScanJob;
 use tf_analyzer::symbols::Symbols;
+use tf_analyzer::units::Cutter;
 use tf_trace::{Event, Trace};
 
 /// What one thread's stream holds.
@@ -28,33 +32,13 @@ struct ThreadTally {
     accesses: u64,
     locks: u64,
     syscalls: u64,
-    /// Traced instructions per [`Charge`].
-    per_function: HashMap<Charge, u64>,
+    /// Traced instructions by (symbol, frame entry of code without one).
+    per_function: Vec<((u32, u64), u64)>,
     /// The damage that stopped the reading, if any.
     damage: Option<String>,
 }
 
-/// Where a block's instructions are counted: its function, or, for code
-/// without a symbol, its module (0 = none), since `tf info` follows no
-/// call frames to name such code by its caller the way `tf analyze` does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Charge {
-    Function(u32),
-    Module(u32),
-}
-
-/// The charge of every block, by block id.
-fn charges(blocks: &tf_trace::BlockTable) -> Vec<Charge> {
-    blocks
-        .iter()
-        .map(|b| match b.function() {
-            0 => Charge::Module(blocks.module_containing(b.address()).map_or(0, |m| m.id)),
-            f => Charge::Function(f),
-        })
-        .collect()
-}
-
-fn tally(trace: &Trace, charges: &[Charge], tid: u64, bytes: u64) -> ThreadTally {
+fn tally(trace: &Trace, job: &ScanJob<'_>, tid: u64, bytes: u64) -> ThreadTally {
     let mut t = ThreadTally {
         tid,
         bytes,
@@ -76,9 +60,6 @@ fn tally(trace: &Trace, charges: &[Charge], tid: u64, bytes: u64) -> ThreadTally
             Ok(Event::Block(x)) => {
                 t.traced += u64::from(x.insns);
                 t.block_execs += 1;
-                if let Some(&c) = charges.get(x.block as usize) {
-                    *t.per_function.entry(c).or_default() += u64::from(x.insns);
-                }
             }
             Ok(Event::ThreadStart {
                 parent,
@@ -103,6 +84,8 @@ fn tally(trace: &Trace, charges: &[Charge], tid: u64, bytes: u64) -> ThreadTally
             t.accesses += stats.accesses;
         }
     }
+    // Which function ran what needs call frames: the analyzer's first pass.
+    t.per_function = job.scan(tid, |_| Cutter::Whole, None).traced_in;
     t
 }
 
@@ -111,10 +94,18 @@ pub fn run(dir: &Path, top: usize) -> Result<i32> {
     let trace =
         Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
     let files: Vec<(u64, u64)> = trace.threads().iter().map(|f| (f.tid, f.size)).collect();
-    let charges = charges(trace.blocks());
+    let symbols = Symbols::new(trace.blocks());
+    let canon = CanonicalBlocks::build(trace.blocks());
+    let entry_of = |f: u32| symbols.entry(f);
+    let job = ScanJob {
+        trace: &trace,
+        canon: &canon,
+        entry_of: &entry_of,
+        addresses: false,
+    };
     let tallies: Vec<ThreadTally> = files
         .par_iter()
-        .map(|&(tid, bytes)| tally(&trace, &charges, tid, bytes))
+        .map(|&(tid, bytes)| tally(&trace, &job, tid, bytes))
         .collect();
     let table_bytes = std::fs::metadata(dir.join("blocks.tfc"))
         .map(|m| m.len())
@@ -124,15 +115,18 @@ pub fn run(dir: &Path, top: usize) -> Result<i32> {
         .unwrap_or(0);
 
     print_header(&trace, dir);
-    let symbols = Symbols::new(trace.blocks());
-    let functions = FunctionTable::new(
-        &symbols,
-        trace.blocks(),
-        tallies.iter().map(|t| t.start_routine).filter(|&a| a != 0),
-    );
+    let frames = tallies.iter().flat_map(|t| {
+        t.per_function
+            .iter()
+            .filter(|((sym, _), _)| *sym == 0)
+            .map(|((_, frame), _)| *frame)
+            .chain(std::iter::once(t.start_routine))
+            .filter(|&a| a != 0)
+    });
+    let functions = FunctionTable::new(&symbols, trace.blocks(), frames);
     print_threads(&tallies, &functions, table_bytes + manifest_bytes);
     print_modules(&trace);
-    print_functions(&trace, &functions, &tallies, top);
+    print_functions(&functions, &tallies, top);
 
     let mut damaged = false;
     for problem in trace.problems() {
@@ -267,34 +261,27 @@ fn print_modules(trace: &Trace) {
     }
 }
 
-fn print_functions(trace: &Trace, functions: &FunctionTable, tallies: &[ThreadTally], top: usize) {
-    let mut per_function: HashMap<Charge, u64> = HashMap::new();
+fn print_functions(functions: &FunctionTable, tallies: &[ThreadTally], top: usize) {
+    let mut per_function: HashMap<u32, u64> = HashMap::new();
     for t in tallies {
-        for (&f, &n) in &t.per_function {
+        for &((sym, frame), n) in &t.per_function {
+            let f = if sym != 0 {
+                sym
+            } else {
+                functions.frame(frame)
+            };
             *per_function.entry(f).or_default() += n;
         }
     }
     let total: u64 = per_function.values().sum();
-    let mut rows: Vec<(Charge, u64)> = per_function.into_iter().collect();
+    let mut rows: Vec<(u32, u64)> = per_function.into_iter().collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     println!();
     println!("top functions by traced instructions:");
     println!("{:>14} {:>7}  {:<40} module", "insns", "share", "function");
-    for (c, n) in rows.into_iter().take(top) {
-        let (name, module) = match c {
-            Charge::Function(f) => {
-                let info = functions.info(f);
-                (info.name.clone(), info.module.clone())
-            }
-            Charge::Module(m) => (
-                "[no symbol]".to_string(),
-                trace
-                    .blocks()
-                    .module(m)
-                    .map(|m| m.file_name())
-                    .unwrap_or_default(),
-            ),
-        };
+    for (f, n) in rows.into_iter().take(top) {
+        let info = functions.info(f);
+        let (name, module) = (info.name.clone(), info.module.clone());
         let share = if total > 0 {
             100.0 * n as f64 / total as f64
         } else {

@@ -114,6 +114,9 @@ pub struct ThreadScan {
     /// Skipped instructions by where they were skipped: the symbol of the
     /// block before the skip (0 = none) and the entry of its frame.
     pub skipped_in: Vec<((FunctionId, u64), u64)>,
+    /// Traced instructions by where they ran: the block's symbol, and for
+    /// code without one (symbol 0) the entry of its frame, which names it.
+    pub traced_in: Vec<((FunctionId, u64), u64)>,
     /// Events in the stream (readable part).
     pub events: u64,
     /// The damage that stopped the reading, if any.
@@ -153,6 +156,7 @@ impl ScanJob<'_> {
             traced: 0,
             skipped: Skipped::default(),
             skipped_in: Vec::new(),
+            traced_in: Vec::new(),
             events: 0,
             damage: None,
         };
@@ -174,6 +178,9 @@ impl ScanJob<'_> {
         let mut prev_call_sp: Option<u64> = None;
         let mut last_sym: FunctionId = 0;
         let mut skipped_in: std::collections::HashMap<(FunctionId, u64), u64> = Default::default();
+        // Consecutive steps mostly run in one function: count a run, then add it.
+        let mut traced_in: std::collections::HashMap<(FunctionId, u64), u64> = Default::default();
+        let mut run: ((FunctionId, u64), u64) = ((0, 0), 0);
         let mut chunk_seq = u32::MAX;
         let mut event = 0u64;
         while let Some(ev) = reader.next_event() {
@@ -222,6 +229,17 @@ impl ScanJob<'_> {
                         units.step(pos, &s, t, tracker.as_ref().expect("set"), call_sp);
                         prev_call_sp = call_push(s.accesses);
                         last_sym = self.canon.block(s.cblock).function;
+                        let frame = match last_sym {
+                            0 => tracker.as_ref().map_or(0, |t| t.top().entry),
+                            _ => 0,
+                        };
+                        if run.0 != (last_sym, frame) {
+                            if run.1 > 0 {
+                                *traced_in.entry(run.0).or_default() += run.1;
+                            }
+                            run = ((last_sym, frame), 0);
+                        }
+                        run.1 += u64::from(s.insns);
                         prev = Some((s.cblock, s.end));
                     }
                 }
@@ -273,6 +291,11 @@ impl ScanJob<'_> {
             .unwrap_or_default();
         out.skipped_in = skipped_in.into_iter().collect();
         out.skipped_in.sort_unstable();
+        if run.1 > 0 {
+            *traced_in.entry(run.0).or_default() += run.1;
+        }
+        out.traced_in = traced_in.into_iter().collect();
+        out.traced_in.sort_unstable();
         out
     }
 }

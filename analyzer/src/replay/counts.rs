@@ -1,0 +1,82 @@
+//! What the replay of one warp counts: instructions, memory, divergences,
+//! locks, and whether every lane finished.
+
+use crate::stats::{FunctionStats, Insns, Memory};
+use std::collections::HashMap;
+use tf_trace::LockKind;
+
+/// What the replay learned about one lock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockStats {
+    /// Its kind (from its first acquisition).
+    pub kind: Option<LockKind>,
+    /// Acquisitions by the replayed units.
+    pub acquisitions: u64,
+    /// Times lanes of one warp contended for it.
+    pub contentions: u64,
+    /// Lanes that had to wait for another lane's critical section.
+    pub serialized_lanes: u64,
+    /// Warp instructions issued by the waiting lanes' rounds.
+    pub serialized_warp_instructions: u64,
+}
+
+impl LockStats {
+    /// Adds `o`.
+    pub fn add(&mut self, o: &LockStats) {
+        self.kind = self.kind.or(o.kind);
+        self.acquisitions += o.acquisitions;
+        self.contentions += o.contentions;
+        self.serialized_lanes += o.serialized_lanes;
+        self.serialized_warp_instructions += o.serialized_warp_instructions;
+    }
+}
+
+/// Counts of one warp's replay.
+#[derive(Clone, Debug, Default)]
+pub struct WarpStats {
+    /// All instructions.
+    pub insns: Insns,
+    /// Per function id (index 0: unknown).
+    pub functions: Vec<FunctionStats>,
+    /// All memory requests.
+    pub memory: Memory,
+    /// Branches (blocks with several successor groups) that diverged.
+    pub divergent_branches: u64,
+    /// Warp-level executions of blocks.
+    pub block_issues: u64,
+    /// Instructions the lanes' units recorded (set by the caller).
+    pub recorded_instructions: u64,
+    /// Lanes that did not reach the end of their unit.
+    pub unfinished_lanes: u64,
+    /// Per lock address.
+    pub locks: HashMap<u64, LockStats>,
+}
+
+impl WarpStats {
+    /// These counts, with `n` recorded instructions.
+    pub fn recorded(mut self, n: u64) -> WarpStats {
+        self.recorded_instructions = n;
+        self
+    }
+
+    /// Adds another warp's counts.
+    pub fn merge(mut self, o: WarpStats) -> WarpStats {
+        self.insns.add(&o.insns);
+        self.memory.add(&o.memory);
+        self.divergent_branches += o.divergent_branches;
+        self.block_issues += o.block_issues;
+        self.recorded_instructions += o.recorded_instructions;
+        self.unfinished_lanes += o.unfinished_lanes;
+        if self.functions.len() < o.functions.len() {
+            self.functions
+                .resize(o.functions.len(), FunctionStats::default());
+        }
+        for (x, y) in self.functions.iter_mut().zip(&o.functions) {
+            x.add(y);
+        }
+        for (lock, s) in o.locks {
+            self.locks.entry(lock).or_default().add(&s);
+        }
+        self
+    }
+}

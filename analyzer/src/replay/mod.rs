@@ -1,0 +1,132 @@
+//! Stage 7: replay of one warp on a SIMT stack with IPDOM reconvergence,
+//! memory coalescing and lock serialization.
+//!
+//! The stack is frame-relative (`simt-reconvergence.md` §3.7): every entry
+//! belongs to one activation depth of its lanes. Executing the top entry's
+//! block advances each of its lanes along its own trace; the lanes are then
+//! grouped by where they go next:
+//! - the same next block in the same frame: one group per block;
+//! - a call: the calling lanes wait in a *return-site* entry of this frame
+//!   while one entry per callee (N-way for indirect calls) runs the callee
+//!   frames, which reconverge at their virtual exit;
+//! - a return (or unwinding): the lane leaves this frame and waits in the
+//!   caller's return-site entry below;
+//! - the end of its unit: the lane is done.
+//!
+//! One group updates the entry in place. Several groups diverge: the entry
+//! becomes the reconvergence entry at the block's immediate post-dominator
+//! (unless that is already the entry's own reconvergence point) and each
+//! group gets an entry above it, the fall-through path pushed first (so the
+//! taken path runs first, as in GPGPU-Sim; the order never changes counts).
+//! An entry whose lanes reach its reconvergence point, or that has no live
+//! lanes left, is popped. An entry never issues a block for a lane whose
+//! next block is another one (a lock round can carry a lane past an
+//! enclosing reconvergence point): such lanes are regrouped first.
+//!
+//! Every lane must end its unit: the replay counts lanes that did not
+//! ([`WarpStats::unfinished_lanes`]), and the analysis compares the
+//! instructions replayed with those recorded.
+//!
+//! # Locks
+//!
+//! A lane holds a lock from its acquire to its release. When two or more
+//! lanes that move on together hold the same lock, they cannot run its
+//! critical section in lock-step: the warp serializes them. The lanes are
+//! split into *rounds*: round 0 holds every lane but the second, third, …
+//! holder of each contended lock; round `i` holds the `i+1`-th holder of each.
+//! Lanes holding different locks run in the same round, and so do readers
+//! of a reader-writer lock (a writer excludes every other holder; a
+//! semaphore is taken to be binary). Each round runs from
+//! here until each of its lanes releases the lock it held when the round
+//! began (or leaves this frame, for a lock taken inside a wrapper function,
+//! or ends); it then waits. When the last round is done, all lanes continue
+//! from where each one stands, like lanes after any divergence: they rejoin
+//! at the nearest point of the frame that post-dominates every lane's
+//! position (a lane inside a callee — it released the lock one or more calls
+//! down — stands at the post-dominator of the frame's call, and returns to
+//! it through one return-site entry per frame between; a lane that left the
+//! frame stands at its exit). So lanes that left a lock through different
+//! unlock sites reconverge where those paths meet, not at the enclosing
+//! reconvergence point. Lanes of one round rejoin by the same rule. Warp
+//! instructions issued by rounds after the first are
+//! counted as *serialized*, per lock and per function.
+
+mod coalesce;
+mod counts;
+mod lane;
+mod locks;
+mod reconverge;
+mod stack;
+mod warp;
+
+pub use counts::{LockStats, WarpStats};
+pub use lane::Lane;
+
+use crate::blocks::{CBlockId, CanonicalBlocks};
+use crate::functions::FunctionTable;
+use crate::segments::{SegmentCache, Segments};
+use crate::sink::IssueSink;
+use crate::stats::FunctionStats;
+use warp::Warp;
+
+/// Immediate post-dominators of every function, by (function entry, block).
+pub type IpdomMap = rustc_hash::FxHashMap<(u64, CBlockId), CBlockId>;
+
+/// What the replay needs besides the lanes.
+pub struct Replay<'a> {
+    /// Canonical blocks.
+    pub canon: &'a CanonicalBlocks,
+    /// Post-dominators.
+    pub ipdom: &'a IpdomMap,
+    /// Segment ranges.
+    pub segments: &'a Segments,
+    /// Warp width (lanes 0..width; the warp may have fewer lanes).
+    pub width: usize,
+    /// The functions blocks are charged to.
+    pub functions: &'a FunctionTable,
+    /// Serialize lanes that hold the same lock (`--locks on`).
+    pub serialize_locks: bool,
+    /// Told every [`PROGRESS_STEP`] or so replayed thread instructions.
+    pub progress: &'a dyn crate::Progress,
+}
+
+/// Thread instructions between two progress reports of a warp.
+pub const PROGRESS_STEP: u64 = 1 << 20;
+
+impl Replay<'_> {
+    /// Replays one warp whose lanes are `lanes` (at most 64), telling
+    /// `sink` what it issues.
+    pub fn run(
+        &self,
+        lanes: Vec<Lane<'_>>,
+        sink: Option<&mut dyn IssueSink>,
+    ) -> tf_trace::Result<WarpStats> {
+        assert!(lanes.len() <= 64 && lanes.len() <= self.width.max(1));
+        let mut w = Warp {
+            cfg: self,
+            sink,
+            stack: Vec::new(),
+            stats: WarpStats {
+                functions: vec![FunctionStats::default(); self.functions.max_id() + 1],
+                ..WarpStats::default()
+            },
+            lanes,
+            next_region: 0,
+            cursors: Vec::new(),
+            sectors: Vec::new(),
+            interleaved: Vec::new(),
+            groups: Vec::new(),
+            callees: Vec::new(),
+            frame_function: (u64::MAX, 0),
+            segment_cache: SegmentCache::default(),
+            unreported: 0,
+        };
+        w.start();
+        w.run()?;
+        self.progress.advance(w.unreported);
+        // Every lane must have run its unit to the end: one that did not
+        // would silently drop its instructions from every figure.
+        w.stats.unfinished_lanes = w.lanes.iter().filter(|l| !l.done).count() as u64;
+        Ok(w.stats)
+    }
+}

@@ -1,0 +1,55 @@
+//! Where lanes that stand in different places of one frame rejoin when no
+//! branch split them (a lock round ends, a join, regrouping): at the nearest
+//! block that post-dominates every lane's position, found by climbing the
+//! frame function's post-dominator tree. A lane inside a callee stands at
+//! the post-dominator of the frame's call; a lane that left the frame
+//! stands at its exit.
+
+use super::warp::Warp;
+use crate::blocks::CBlockId;
+use crate::cfg::VEXIT;
+
+impl Warp<'_, '_, '_> {
+    /// The nearest block of frame function `func` (or its exit) that
+    /// post-dominates where every lane of `groups` and `callees` stands; the
+    /// lanes of `left` stand at the exit. A lane inside a callee stands at
+    /// the post-dominator of its call.
+    pub(super) fn meet(&self, func: u64, left: u64) -> CBlockId {
+        let ipdom = |b: CBlockId| self.cfg.ipdom.get(&(func, b)).copied().unwrap_or(VEXIT);
+        let positions = self
+            .groups
+            .iter()
+            .map(|g| g.0)
+            .chain(self.callees.iter().map(|c| ipdom(c.0)))
+            .chain((left != 0).then_some(VEXIT));
+        // Walk the post-dominator tree up from the first position; every
+        // other position climbs until it meets that chain.
+        let limit = self.cfg.canon.len() + 2;
+        let mut chain: Vec<CBlockId> = Vec::new();
+        let mut best = 0;
+        for p in positions {
+            if chain.is_empty() {
+                let mut b = p;
+                while b != VEXIT && chain.len() < limit {
+                    chain.push(b);
+                    b = ipdom(b);
+                }
+                chain.push(VEXIT);
+                continue;
+            }
+            let mut b = p;
+            for _ in 0..limit {
+                if let Some(k) = chain.iter().position(|&c| c == b) {
+                    best = best.max(k);
+                    break;
+                }
+                if b == VEXIT {
+                    best = chain.len() - 1;
+                    break;
+                }
+                b = ipdom(b);
+            }
+        }
+        chain.get(best).copied().unwrap_or(VEXIT)
+    }
+}

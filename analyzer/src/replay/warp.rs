@@ -1,0 +1,378 @@
+//! The replay of one warp: runs the top entry of the SIMT stack, issues its
+//! block for the entry's live lanes, moves each lane on, and rewrites the
+//! stack from where the lanes went (see the [module rules](super)).
+
+use super::counts::WarpStats;
+use super::lane::{Lane, Next};
+use super::stack::{add_callee, add_group, bits, Callee, Entry, Group, Pc};
+use super::Replay;
+use super::PROGRESS_STEP;
+use crate::blocks::CBlockId;
+use crate::cfg::VEXIT;
+use crate::segments::SegmentCache;
+use crate::sink::{Issue, IssueSink, LaneIssue};
+use crate::stats::Insns;
+use tf_trace::FunctionId;
+
+pub(super) struct Warp<'a, 't, 's> {
+    pub(super) cfg: &'a Replay<'a>,
+    pub(super) sink: Option<&'s mut dyn IssueSink>,
+    pub(super) lanes: Vec<Lane<'t>>,
+    pub(super) stack: Vec<Entry>,
+    pub(super) stats: WarpStats,
+    pub(super) next_region: u32,
+    /// Scratch: per lane with accesses, (lane, index of its next access).
+    pub(super) cursors: Vec<(u32, u32)>,
+    pub(super) sectors: Vec<u64>,
+    pub(super) interleaved: Vec<u64>,
+    pub(super) groups: Vec<Group>,
+    pub(super) callees: Vec<Callee>,
+    /// The last frame entry whose function was looked up, and that function.
+    pub(super) frame_function: (u64, FunctionId),
+    pub(super) segment_cache: SegmentCache,
+    /// Thread instructions replayed since the last progress report.
+    pub(super) unreported: u64,
+}
+
+impl Warp<'_, '_, '_> {
+    /// One entry per distinct first block: units that start in different
+    /// places run one after the other.
+    pub(super) fn start(&mut self) {
+        let mut starts: Vec<Group> = Vec::new();
+        for (i, lane) in self.lanes.iter().enumerate() {
+            if !lane.done {
+                add_group(&mut starts, lane.step.cblock, lane.tracker.top().entry, i);
+            }
+        }
+        for &(block, func, mask) in starts.iter().rev() {
+            self.stack.push(Entry {
+                pc: Pc::Block(block),
+                rpc: Pc::Exit,
+                mask,
+                depth: 0,
+                func,
+                serialized: None,
+            });
+        }
+    }
+
+    pub(super) fn live(&self, e: &Entry) -> u64 {
+        let mut live = 0;
+        for i in bits(e.mask) {
+            let lane = &self.lanes[i];
+            let depth = lane.depth();
+            let here = match e.pc {
+                Pc::Block(_) | Pc::Exit => depth == e.depth,
+                Pc::ReturnSite(_) | Pc::Resume => depth <= e.depth,
+                Pc::Join(_) => true,
+            };
+            let waiting = match (lane.parked, e.pc) {
+                (None, _) => false,
+                (Some(r), Pc::Join(j)) => r != j,
+                (Some(_), _) => true,
+            };
+            if !lane.done && here && !waiting {
+                live |= 1 << i;
+            }
+        }
+        live
+    }
+
+    pub(super) fn run(&mut self) -> tf_trace::Result<()> {
+        while let Some(&top) = self.stack.last() {
+            let live = self.live(&top);
+            if live == 0 || top.pc == top.rpc {
+                self.stack.pop();
+                continue;
+            }
+            self.groups.clear();
+            self.callees.clear();
+            match top.pc {
+                Pc::Block(b) => {
+                    // Lanes that stand elsewhere (a lock round or a join let
+                    // them through this entry's reconvergence point) are never
+                    // issued as if they ran this block: they regroup first.
+                    if bits(live).any(|i| self.lanes[i].step.cblock != b) {
+                        let left = self.regroup(live, top.depth);
+                        self.diverge(None, top, left, false);
+                        continue;
+                    }
+                    self.execute(b, live, &top);
+                    let mut left = 0u64;
+                    for i in bits(live) {
+                        match self.advance(i, top.depth)? {
+                            Next::Done | Next::Parked => {}
+                            Next::Left => left |= 1 << i,
+                            Next::Called { block, func } => add_callee(
+                                &mut self.callees,
+                                (b, block, func, 0, top.depth + 1, 0),
+                                i,
+                            ),
+                            Next::Block { block, func } => {
+                                add_group(&mut self.groups, block, func, i)
+                            }
+                        }
+                    }
+                    self.diverge(Some(b), top, left, true);
+                }
+                Pc::ReturnSite(call) => {
+                    let left = self.regroup(live, top.depth);
+                    self.diverge(Some(call), top, left, true);
+                }
+                Pc::Resume => {
+                    let left = self.regroup(live, top.depth);
+                    self.diverge(None, top, left, true);
+                }
+                Pc::Join(region) => {
+                    for i in bits(live) {
+                        let lane = &mut self.lanes[i];
+                        lane.parked = None;
+                        if let Some(k) = lane.regions.iter().rposition(|m| m.region == region) {
+                            lane.regions.truncate(k);
+                        }
+                    }
+                    // Lanes that still hold the lock here (they left the
+                    // region's frame instead of releasing) are serialized
+                    // again only after their next block, so that every
+                    // region makes progress.
+                    let left = self.regroup(live, top.depth);
+                    self.diverge(None, top, left, false);
+                }
+                Pc::Exit => {
+                    self.stack.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Groups lanes that are already on their next step by where that is,
+    /// relative to a frame at `depth`; returns the lanes that left it.
+    pub(super) fn regroup(&mut self, live: u64, depth: u32) -> u64 {
+        let mut left = 0u64;
+        for i in bits(live) {
+            let lane = &self.lanes[i];
+            let d = lane.depth();
+            let func = lane.tracker.top().entry;
+            if d < depth {
+                left |= 1 << i;
+            } else if d == depth {
+                add_group(&mut self.groups, lane.step.cblock, func, i);
+            } else {
+                // Inside a callee of this frame, maybe several calls deep (a
+                // lane that released a lock inside a wrapper function): it
+                // returns here through a return-site entry per frame between.
+                let frames = &lane.tracker.frames()[depth as usize + 1..];
+                let call = frames[0].call_node.unwrap_or(lane.step.cblock);
+                let signature = frames.iter().fold(0u64, |h, f| {
+                    let node = f.call_node.map_or(u64::MAX, u64::from);
+                    (h.rotate_left(5) ^ f.entry ^ node.rotate_left(32))
+                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                });
+                add_callee(
+                    &mut self.callees,
+                    (call, lane.step.cblock, func, 0, d, signature),
+                    i,
+                );
+            }
+        }
+        left
+    }
+
+    /// Issues block `b` of entry `e` for the lanes of `live`.
+    pub(super) fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) {
+        let cb = self.cfg.canon.block(b);
+        let serialized = e.serialized;
+        let mut thread = 0u64;
+        let mut warp = 0u64;
+        for i in bits(live) {
+            let n = u64::from(self.lanes[i].step.insns);
+            thread += n;
+            warp = warp.max(n);
+        }
+        let issued = Insns {
+            thread_instructions: thread,
+            warp_instructions: warp,
+        };
+        self.stats.insns.add(&issued);
+        self.stats.block_issues += 1;
+        self.unreported += thread;
+        if self.unreported >= PROGRESS_STEP {
+            self.cfg
+                .progress
+                .advance(std::mem::take(&mut self.unreported));
+        }
+        let f = if cb.function != 0 {
+            cb.function
+        } else {
+            if self.frame_function.0 != e.func {
+                self.frame_function = (e.func, self.cfg.functions.frame(e.func));
+            }
+            self.frame_function.1
+        };
+        let f = (f as usize).min(self.stats.functions.len() - 1);
+        self.stats.functions[f].insns.add(&issued);
+        if let Some(lock) = serialized {
+            self.stats.functions[f].serialized_warp_instructions += warp;
+            self.stats
+                .locks
+                .entry(lock)
+                .or_default()
+                .serialized_warp_instructions += warp;
+        }
+        if cb.n_ops > 0 {
+            self.coalesce(live, cb.n_ops, f);
+        }
+        if let Some(sink) = self.sink.as_deref_mut() {
+            const IDLE: LaneIssue<'static> = LaneIssue {
+                lane: 0,
+                insns: 0,
+                first_op: 0,
+                accesses: &[],
+            };
+            let mut lanes = [IDLE; 64];
+            let mut n = 0;
+            for i in bits(live) {
+                let lane = &self.lanes[i];
+                lanes[n] = LaneIssue {
+                    lane: i,
+                    insns: lane.step.insns,
+                    first_op: lane.step.first_op,
+                    accesses: lane.source.accesses(&lane.step),
+                };
+                n += 1;
+            }
+            sink.issue(&Issue {
+                cblock: b,
+                block: cb,
+                function: f as FunctionId,
+                active: live,
+                warp_instructions: warp,
+                thread_instructions: thread,
+                lanes: &lanes[..n],
+                serialized,
+            });
+        }
+    }
+
+    /// Rewrites the stack after the lanes of `top` ran `node` (or came back
+    /// to a return site, a round or a join, `node` being `None` when there is
+    /// no block to take a post-dominator from): `groups` stay in the frame,
+    /// `callees` entered callees, `left` left the frame. Lock serialization
+    /// is considered when `may_serialize`.
+    pub(super) fn diverge(
+        &mut self,
+        node: Option<CBlockId>,
+        top: Entry,
+        left: u64,
+        may_serialize: bool,
+    ) {
+        // Without a block (a round, a join, regrouping), the lanes rejoin at
+        // the nearest point that post-dominates where each one stands.
+        if may_serialize && self.cfg.serialize_locks && self.serialize(top, left) {
+            return;
+        }
+        let callers: u64 = self.callees.iter().fold(0, |m, c| m | c.3);
+        let targets = self.groups.len() + usize::from(callers != 0) + usize::from(left != 0);
+        let at = self.stack.len() - 1;
+        if targets == 0 {
+            self.stack.pop();
+            return;
+        }
+        if targets == 1 {
+            if let Some(&(block, func, mask)) = self.groups.first() {
+                let e = &mut self.stack[at];
+                e.pc = Pc::Block(block);
+                e.mask = mask;
+                e.func = func;
+                if e.pc == e.rpc {
+                    self.stack.pop();
+                }
+                return;
+            }
+            if left != 0 {
+                // Every lane left the frame.
+                self.stack.pop();
+                return;
+            }
+        }
+        let r = match (targets, node) {
+            (1, _) => top.rpc,
+            (_, Some(n)) => {
+                self.stats.divergent_branches += 1;
+                let r = self.cfg.ipdom.get(&(top.func, n)).copied();
+                if let Some(sink) = self.sink.as_deref_mut() {
+                    let active = self.groups.iter().fold(callers | left, |m, g| m | g.2);
+                    sink.diverged(n, active, targets, r.filter(|&r| r != VEXIT));
+                }
+                r.map_or(Pc::Exit, Pc::of)
+            }
+            (_, None) => Pc::of(self.meet(top.func, left)),
+        };
+        let stay = self.groups.iter().fold(callers, |m, g| m | g.2);
+        if r != top.rpc {
+            let e = &mut self.stack[at];
+            e.pc = r;
+            e.mask = stay;
+        } else {
+            self.stack.pop();
+        }
+        // Fall-through first (lowest), then by address: the taken path runs first.
+        let canon = self.cfg.canon;
+        let fall = node.map(|n| canon.block(n).end_address);
+        self.groups.sort_by_key(|g| {
+            let a = canon.block(g.0).address;
+            (Some(a) != fall, a)
+        });
+        for &(block, func, mask) in &self.groups {
+            if Pc::Block(block) != r {
+                self.stack.push(Entry {
+                    pc: Pc::Block(block),
+                    rpc: r,
+                    mask,
+                    depth: top.depth,
+                    func,
+                    serialized: top.serialized,
+                });
+            }
+        }
+        self.callees.sort_by_key(|c| (c.0, c.1, c.4, c.5));
+        let mut k = 0;
+        while k < self.callees.len() {
+            let call = self.callees[k].0;
+            let end = k + self.callees[k..].iter().take_while(|c| c.0 == call).count();
+            let mask = self.callees[k..end].iter().fold(0, |m, c| m | c.3);
+            self.stack.push(Entry {
+                pc: Pc::ReturnSite(call),
+                rpc: r,
+                mask,
+                depth: top.depth,
+                func: top.func,
+                serialized: top.serialized,
+            });
+            for &(_, block, func, mask, depth, _) in &self.callees[k..end] {
+                // Frames between this one and the lanes' own: a return site each.
+                let frames = self.lanes[mask.trailing_zeros() as usize].tracker.frames();
+                for d in top.depth + 1..depth {
+                    self.stack.push(Entry {
+                        pc: Pc::ReturnSite(frames[d as usize + 1].call_node.unwrap_or(block)),
+                        rpc: Pc::Exit,
+                        mask,
+                        depth: d,
+                        func: frames[d as usize].entry,
+                        serialized: top.serialized,
+                    });
+                }
+                self.stack.push(Entry {
+                    pc: Pc::Block(block),
+                    rpc: Pc::Exit,
+                    mask,
+                    depth,
+                    func,
+                    serialized: top.serialized,
+                });
+            }
+            k = end;
+        }
+    }
+}
