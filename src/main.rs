@@ -5,6 +5,7 @@
 
 mod analyze;
 mod info;
+mod merge;
 mod record;
 mod summary;
 mod valgrind;
@@ -72,6 +73,21 @@ enum Command {
         #[arg(long)]
         timings: bool,
     },
+    /// Combine the JSON reports of all shards of one analysis (tf analyze --shard i/N --json).
+    Merge {
+        /// The shards' JSON reports.
+        #[arg(required = true, value_name = "PART")]
+        parts: Vec<PathBuf>,
+        /// Write the combined results as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Write the combined results as CSV.
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// How many functions to list per warp width.
+        #[arg(long, default_value_t = 25)]
+        top: usize,
+    },
     /// Describe a trace: threads, instructions, blocks, bytes, modules, top functions.
     Info {
         /// Trace directory.
@@ -117,6 +133,10 @@ struct AnalyzeArgs {
     /// spinning lanes do in a GPU's counters.
     #[arg(long, value_enum, default_value_t = LockModel::Serialize)]
     lock_model: LockModel,
+    /// Replay only shard i of N: the warps whose number is i modulo N (per
+    /// width); combine the shards' JSON with `tf merge`.
+    #[arg(long, value_name = "i/N")]
+    shard: Option<tf_analyzer::results::Shard>,
     /// Stack addresses in the terminal table: as the CPU laid them out (cpu),
     /// or interleaved across lanes as GPU local memory is (interleaved).
     /// The JSON and CSV always have both.
@@ -157,6 +177,7 @@ impl AnalyzeArgs {
                 LockModel::Serialize => L::Serialize,
                 LockModel::Spin => L::Spin,
             },
+            shard: self.shard,
         }
     }
 }
@@ -231,6 +252,21 @@ fn main() -> ExitCode {
                 top,
                 stack_model: options.stack_model,
                 timings,
+            },
+        ),
+        Command::Merge {
+            parts,
+            json,
+            csv,
+            top,
+        } => merge::run(
+            &parts,
+            &analyze::Outputs {
+                json,
+                csv,
+                top,
+                stack_model: StackModel::Cpu,
+                timings: false,
             },
         ),
         Command::Info { trace, top } => info::run(&trace, top),

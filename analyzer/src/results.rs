@@ -5,10 +5,10 @@
 
 use crate::scan::Skipped;
 use crate::stats::{Memory, Requests, Segment};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Everything `tf analyze` reports.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The trace directory.
     pub trace: String,
@@ -38,10 +38,53 @@ pub struct Report {
     /// do): lanes that did not finish their units, instructions recorded but
     /// not replayed. A caller must not present such figures as complete.
     pub incomplete: Vec<String>,
+    /// The shard of the warps these figures cover (`--shard i/N`); `None`
+    /// for all of them. Shards combine with [`crate::merge::merge`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+}
+
+/// One of `count` shards of an analysis: the warps whose number (in
+/// formation order, per width) is `index` modulo `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 0..count.
+    pub index: usize,
+    /// How many shards.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Whether warp number `warp` belongs to this shard.
+    pub fn holds(&self, warp: usize) -> bool {
+        warp % self.count == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `i/N`, 0 <= i < N.
+    ///
+    /// ```
+    /// let s: tf_analyzer::results::Shard = "2/7".parse().unwrap();
+    /// assert_eq!((s.index, s.count), (2, 7));
+    /// assert!("7/7".parse::<tf_analyzer::results::Shard>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("{s}: a shard is i/N with 0 <= i < N");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        if index < count {
+            Ok(Shard { index, count })
+        } else {
+            Err(bad())
+        }
+    }
 }
 
 /// One thread.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ThreadReport {
     /// Thread id.
     pub tid: u64,
@@ -60,7 +103,7 @@ pub struct ThreadReport {
 }
 
 /// The result for one warp width.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WidthResult {
     /// W.
     pub warp_size: usize,
@@ -102,7 +145,7 @@ pub struct WidthResult {
 }
 
 /// One lock, as the units used it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockResult {
     /// Its address, `0x…`.
     pub address: String,
@@ -121,7 +164,7 @@ pub struct LockResult {
 }
 
 /// One function's own instructions (never its callees').
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FunctionResult {
     /// Demangled name.
     pub name: String,
@@ -149,7 +192,7 @@ pub struct FunctionResult {
 }
 
 /// Requests, sectors and their ratio.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestReport {
     /// Warp memory instructions.
     pub requests: u64,
@@ -170,7 +213,7 @@ impl From<Requests> for RequestReport {
 }
 
 /// One segment: all its requests, and loads and stores apart.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SegmentReport {
     /// Warp memory instructions.
     pub requests: u64,
@@ -186,7 +229,7 @@ pub struct SegmentReport {
 
 /// Memory requests by segment (stack addresses as the CPU laid them out),
 /// and the stack under GPU local-memory interleaving.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryReport {
     /// The unit's own thread stack.
     pub stack: SegmentReport,
@@ -238,6 +281,24 @@ impl From<&Memory> for MemoryReport {
             all_interleaved: m.total(true).into(),
         }
     }
+}
+
+/// Orders functions as reports list them: most warp instructions first.
+pub fn sort_functions(functions: &mut [FunctionResult]) {
+    functions.sort_by(|a, b| {
+        b.warp_instructions
+            .cmp(&a.warp_instructions)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+}
+
+/// Orders locks as reports list them: most serialized warp instructions first.
+pub fn sort_locks(locks: &mut [LockResult]) {
+    locks.sort_by(|a, b| {
+        (b.serialized_warp_instructions, b.acquisitions)
+            .cmp(&(a.serialized_warp_instructions, a.acquisitions))
+            .then_with(|| a.address.cmp(&b.address))
+    });
 }
 
 impl Report {
