@@ -310,12 +310,30 @@ impl Report {
     /// One CSV row per (warp width, function), with the whole program as
     /// function `[all]`; the same numbers as the JSON.
     pub fn to_csv(&self) -> String {
-        let mut out = String::from(
-            "warp_size,function,module,file,line,thread_instructions,warp_instructions,simt_efficiency,share,\
-             stack_requests,stack_sectors_per_request,stack_interleaved_sectors_per_request,\
-             heap_requests,heap_sectors_per_request,global_requests,global_sectors_per_request,\
-             other_requests,other_sectors_per_request,serialized_warp_instructions,skipped_instructions\n",
-        );
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let header = [
+            "warp_size",
+            "function",
+            "module",
+            "file",
+            "line",
+            "thread_instructions",
+            "warp_instructions",
+            "simt_efficiency",
+            "share",
+            "stack_requests",
+            "stack_sectors_per_request",
+            "stack_interleaved_sectors_per_request",
+            "heap_requests",
+            "heap_sectors_per_request",
+            "global_requests",
+            "global_sectors_per_request",
+            "other_requests",
+            "other_sectors_per_request",
+            "serialized_warp_instructions",
+            "skipped_instructions",
+        ];
+        w.write_record(header).expect("writing to memory");
         for r in &self.results {
             let total = FunctionResult {
                 name: "[all]".into(),
@@ -332,40 +350,32 @@ impl Report {
             };
             for f in std::iter::once(&total).chain(&r.functions) {
                 let m = &f.memory;
-                out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{:.6},{:.6},{},{:.4},{:.4},{},{:.4},{},{:.4},{},{:.4},{},{}\n",
-                    r.warp_size,
-                    csv_field(&f.name),
-                    csv_field(&f.module),
-                    csv_field(f.file.as_deref().unwrap_or("")),
+                let row = [
+                    r.warp_size.to_string(),
+                    f.name.clone(),
+                    f.module.clone(),
+                    f.file.clone().unwrap_or_default(),
                     f.line.map(|l| l.to_string()).unwrap_or_default(),
-                    f.thread_instructions,
-                    f.warp_instructions,
-                    f.simt_efficiency,
-                    f.share,
-                    m.stack.requests,
-                    m.stack.sectors_per_request,
-                    m.stack_interleaved.sectors_per_request,
-                    m.heap.requests,
-                    m.heap.sectors_per_request,
-                    m.global.requests,
-                    m.global.sectors_per_request,
-                    m.other.requests,
-                    m.other.sectors_per_request,
-                    f.serialized_warp_instructions,
-                    f.skipped_instructions,
-                ));
+                    f.thread_instructions.to_string(),
+                    f.warp_instructions.to_string(),
+                    format!("{:.6}", f.simt_efficiency),
+                    format!("{:.6}", f.share),
+                    m.stack.requests.to_string(),
+                    format!("{:.4}", m.stack.sectors_per_request),
+                    format!("{:.4}", m.stack_interleaved.sectors_per_request),
+                    m.heap.requests.to_string(),
+                    format!("{:.4}", m.heap.sectors_per_request),
+                    m.global.requests.to_string(),
+                    format!("{:.4}", m.global.sectors_per_request),
+                    m.other.requests.to_string(),
+                    format!("{:.4}", m.other.sectors_per_request),
+                    f.serialized_warp_instructions.to_string(),
+                    f.skipped_instructions.to_string(),
+                ];
+                w.write_record(&row).expect("writing to memory");
             }
         }
-        out
-    }
-}
-
-/// Quotes a CSV field when it needs it.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+        let bytes = w.into_inner().expect("writing to memory");
+        String::from_utf8(bytes).expect("the fields are UTF-8")
     }
 }
