@@ -9,6 +9,7 @@
 //! against what Accel-Sim's parser and simulator require. The format as
 //! this crate relies on it is described in `docs/accelsim-export.md`.
 
+pub mod line;
 pub mod opcodes;
 pub mod regs;
 pub mod translate;
