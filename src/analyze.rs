@@ -40,7 +40,11 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
         std::fs::write(path, report.to_csv())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    Ok(0)
+    // Figures that leave recorded work out must never pass for complete.
+    for why in &report.incomplete {
+        eprintln!("tf: error: incomplete analysis: {why}");
+    }
+    Ok(if report.incomplete.is_empty() { 0 } else { 3 })
 }
 
 /// Opens the trace and analyses it with a progress bar on stderr (and the
