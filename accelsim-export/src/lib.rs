@@ -9,10 +9,19 @@
 //! against what Accel-Sim's parser and simulator require. The format as
 //! this crate relies on it is described in `docs/accelsim-export.md`.
 
+pub mod check;
+pub mod code;
+pub mod export;
+pub mod kernels;
 pub mod line;
 pub mod opcodes;
+pub mod opmap;
 pub mod regs;
 pub mod translate;
+pub mod warp;
 
 #[cfg(test)]
 mod translate_tests;
+
+#[cfg(test)]
+mod check_tests;

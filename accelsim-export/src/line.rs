@@ -86,7 +86,10 @@ fn write_addresses(out: &mut Vec<u8>, mask: u32, addrs: &[u64]) {
         .map(|&a| a.wrapping_sub(base) as i64)
         .filter(|&s| i32::try_from(s).is_ok());
     if let (true, Some(s)) = (contiguous, stride) {
-        if addrs.windows(2).all(|w| w[1].wrapping_sub(w[0]) as i64 == s) {
+        if addrs
+            .windows(2)
+            .all(|w| w[1].wrapping_sub(w[0]) as i64 == s)
+        {
             let _ = write!(out, "1 0x{base:x} {s}");
             return;
         }
