@@ -20,7 +20,7 @@ pub fn run(
         [w] if (1..=32).contains(&w) => w,
         _ => bail!("--warp: give one width, 1..=32 (Accel-Sim's warps have 32 lanes)"),
     };
-    if block_size % 32 != 0 || !(32..=1024).contains(&block_size) {
+    if !block_size.is_multiple_of(32) || !(32..=1024).contains(&block_size) {
         bail!("--block-size {block_size}: must be a multiple of 32, 32..=1024");
     }
     if out.exists()

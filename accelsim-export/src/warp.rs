@@ -214,7 +214,13 @@ impl IssueSink for WarpLines {
 /// bytes). Returns the width.
 fn align_local(addrs: &mut [u64], width: u8) -> u8 {
     let w = u64::from(width);
-    let ok = |a: u64| if w >= 4 { a % 4 == 0 } else { a % 4 + w <= 4 };
+    let ok = |a: u64| {
+        if w >= 4 {
+            a.is_multiple_of(4)
+        } else {
+            a % 4 + w <= 4
+        }
+    };
     if addrs.iter().all(|&a| ok(a)) {
         return width;
     }

@@ -62,7 +62,10 @@ pub fn parse_line(text: &str) -> Line {
             "2" => {
                 addrs.push(base);
                 for d in &t[i + 3..i + 2 + k] {
-                    let next = addrs.last().unwrap().wrapping_add(d.parse::<i64>().unwrap() as u64);
+                    let next = addrs
+                        .last()
+                        .unwrap()
+                        .wrapping_add(d.parse::<i64>().unwrap() as u64);
                     addrs.push(next);
                 }
             }
@@ -77,7 +80,13 @@ pub fn parse_line(text: &str) -> Line {
         i += 1;
     }
     assert_eq!(i, t.len(), "tokens left over in {text:?}");
-    Line { pc, mask, opcode, width, addrs }
+    Line {
+        pc,
+        mask,
+        opcode,
+        width,
+        addrs,
+    }
 }
 
 /// The warps of a kernel file in order (CTA by CTA, warp by warp).
@@ -87,7 +96,8 @@ pub fn warps(path: &Path) -> Vec<Vec<Line>> {
     let mut body = false;
     for l in text.lines() {
         let l = l.trim();
-        if l.is_empty() || l.starts_with('-') || l.starts_with('#') || l.starts_with("thread block") {
+        if l.is_empty() || l.starts_with('-') || l.starts_with('#') || l.starts_with("thread block")
+        {
             continue;
         }
         if l.starts_with("warp") {
@@ -123,8 +133,15 @@ pub fn export(trace: &Path, out: &Path, args: &[&str]) -> Value {
 
 /// Runs `tf export --check DIR` and returns its status and output.
 pub fn check(dir: &Path) -> (bool, String) {
-    let o = super::tf().args(["export", "--check"]).arg(dir).output().unwrap();
-    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned())
+    let o = super::tf()
+        .args(["export", "--check"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
 }
 
 /// Traces `program args` with `env` set (LD_BIND_NOW=1 besides).
@@ -140,5 +157,9 @@ pub fn trace_env(dir: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]
         .envs(env.iter().copied())
         .output()
         .unwrap();
-    assert!(o.status.success(), "tf trace failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "tf trace failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -258,7 +258,7 @@ fn addresses<'a>(
 fn check_addresses(first: &str, width: u32, addrs: &[u64], n: usize, r: &mut Report) {
     let w = u64::from(width);
     if matches!(first, "LDL" | "STL") {
-        if width >= 4 && (width % 4 != 0 || width > 32) {
+        if width >= 4 && (!width.is_multiple_of(4) || width > 32) {
             r.error(
                 n,
                 23,

@@ -398,15 +398,11 @@ fn header_line(rest: &str, h: &mut Header, r: &mut Report, n: usize) {
         "cuda stream" => h.stream = num(r, 6),
         "accelsim tracer" => h.tracer = num(r, 6),
         "enable lineinfo" => h.lineinfo = num(r, 6).unwrap_or(0),
-        "kernel name" => {
-            if !rest.contains("= ") || rest.contains("=  ") {
-                r.warn(
-                    n,
-                    9,
-                    "-kernel name: exactly one space must follow '='".into(),
-                );
-            }
-        }
+        "kernel name" if !rest.contains("= ") || rest.contains("=  ") => r.warn(
+            n,
+            9,
+            "-kernel name: exactly one space must follow '='".into(),
+        ),
         _ => {}
     }
 }
