@@ -3,7 +3,10 @@
 //! Accel-Sim uses a line's PC only to fetch through its instruction cache,
 //! with 16 bytes per instruction. Every RISC operation of every canonical
 //! block gets its own PC, 16 bytes apart, blocks in address order, so code
-//! that is close in the x86 program stays close in the trace.
+//! that is close in the x86 program stays close in the trace. The `EXIT`
+//! follows the last block; a memory operation issued as a local access
+//! (`LDL`/`STL`) rather than a global one is another static instruction and
+//! takes its PC from a second copy of the code placed after the `EXIT`.
 
 use crate::translate::{translate, BlockCode, TraceOperand};
 use std::collections::HashSet;

@@ -15,6 +15,7 @@
 //! ```
 
 use crate::translate::MemKind;
+use std::borrow::Cow;
 use std::io::Write;
 
 /// The opcode of a memory operation: `LDG`/`STG` (global) or `LDL`/`STL`
@@ -24,20 +25,32 @@ use std::io::Write;
 /// use tf_accelsim::{line::mem_opcode, translate::MemKind};
 /// assert_eq!(mem_opcode(MemKind::Load, false, 8), "LDG.E.64");
 /// assert_eq!(mem_opcode(MemKind::Store, true, 1), "STL.U8");
+/// let cas = MemKind::Atomic("ATOMG.E.CAS.STRONG.GPU");
+/// assert_eq!(mem_opcode(cas, false, 8), "ATOMG.E.CAS.64.STRONG.GPU");
+/// assert_eq!(mem_opcode(cas, false, 4), "ATOMG.E.CAS.STRONG.GPU");
 /// ```
-pub fn mem_opcode(kind: MemKind, local: bool, width: u8) -> &'static str {
+pub fn mem_opcode(kind: MemKind, local: bool, width: u8) -> Cow<'static, str> {
     const LDG: [&str; 5] = ["LDG.E.U8", "LDG.E.U16", "LDG.E", "LDG.E.64", "LDG.E.128"];
     const STG: [&str; 5] = ["STG.E.U8", "STG.E.U16", "STG.E", "STG.E.64", "STG.E.128"];
     const LDL: [&str; 5] = ["LDL.U8", "LDL.U16", "LDL", "LDL.64", "LDL.128"];
     const STL: [&str; 5] = ["STL.U8", "STL.U16", "STL", "STL.64", "STL.128"];
     let k = (width.max(1).trailing_zeros() as usize).min(4);
-    match (kind, local) {
-        (MemKind::Atomic(op), false) => op,
+    Cow::Borrowed(match (kind, local) {
+        (MemKind::Atomic(op), false) => {
+            // ATOMG.E.ADD.STRONG.GPU → ATOMG.E.ADD.64.STRONG.GPU for 8 bytes.
+            const W: [&str; 5] = [".U8", ".U16", "", ".64", ".128"];
+            return match op.match_indices('.').nth(2) {
+                Some((at, _)) if k != 2 => {
+                    Cow::Owned(format!("{}{}{}", &op[..at], W[k], &op[at..]))
+                }
+                _ => Cow::Borrowed(op),
+            };
+        }
         (MemKind::Load, false) => LDG[k],
         (MemKind::Store | MemKind::AtomicWrite, false) => STG[k],
         (MemKind::Load | MemKind::Atomic(_), true) => LDL[k],
         (MemKind::Store | MemKind::AtomicWrite, true) => STL[k],
-    }
+    })
 }
 
 /// Writes one instruction line; `mem` is the width and the addresses of the

@@ -197,12 +197,15 @@ impl IssueSink for WarpLines {
                 } else {
                     mem.width
                 };
-                self.line(
-                    this_pc,
-                    m,
-                    op,
-                    Some((mem_opcode(mem.kind, local, width), width)),
-                );
+                // A local access is another static instruction than the
+                // global one: it has its own PC, in a second copy of the code.
+                let pc = if local {
+                    this_pc.wrapping_add(code.exit_pc + 16)
+                } else {
+                    this_pc
+                };
+                let opcode = mem_opcode(mem.kind, local, width);
+                self.line(pc, m, op, Some((&opcode, width)));
             }
         }
     }

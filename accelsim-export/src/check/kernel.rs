@@ -245,7 +245,7 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
                 units[u as usize] = true;
             }
             match pcs.get(&p.pc) {
-                Some(op) if op != p.opcode => r.warn(
+                Some(op) if op.split('.').next() != p.opcode.split('.').next() => r.warn(
                     n,
                     16,
                     format!("PC {:04x} is {} here and {op} elsewhere", p.pc, p.opcode),
