@@ -14,6 +14,7 @@ pub mod code;
 pub mod export;
 pub mod kernels;
 pub mod line;
+mod lower;
 pub mod opcodes;
 pub mod opmap;
 pub mod regs;
