@@ -54,6 +54,7 @@ pub fn run(
         block_size,
         width,
         exporter.translated(),
+        !functions.is_empty(),
         &|n| bar.advance(n),
     );
     tf_accelsim::export::remove_spill(&spill);

@@ -32,6 +32,9 @@ pub enum Error {
     /// A file could not be written or read.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
+    /// A warp wider than Accel-Sim's 32 lanes.
+    #[error("--warp {0}: Accel-Sim's warps have 32 lanes")]
+    Width(usize),
     /// A `--functions` name that the trace does not have.
     #[error("--functions {0}: the trace has no function named {0}")]
     NoFunction(String),
@@ -192,7 +195,15 @@ impl Observer for Exporter {
 
     fn begin(&self, ctx: &Context<'_>, warp: &WarpInfo<'_>) -> Sink {
         let prepared = self.prepare(ctx);
-        let lanes = warp.lanes.iter().map(|l| (l.stack, l.sp)).collect();
+        if warp.width > 32 {
+            self.failure
+                .lock()
+                .expect("not poisoned")
+                .get_or_insert(Error::Width(warp.width));
+        }
+        // Lanes past 32 cannot be written; the failure above reports it.
+        let lanes = &warp.lanes[..warp.lanes.len().min(32)];
+        let lanes = lanes.iter().map(|l| (l.stack, l.sp)).collect();
         Sink {
             lines: WarpLines::new(Arc::clone(&prepared.program), lanes),
             index: warp.index,

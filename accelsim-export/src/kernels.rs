@@ -57,9 +57,12 @@ pub struct Summary {
 /// The file name of the summary in an export directory.
 pub const SUMMARY: &str = "tf-export.json";
 
+#[allow(clippy::too_many_arguments)]
 /// Writes the kernels of `warps` (in formation order) into `dir`; `names`
 /// are the function names by id, `code` the translated code (absent when
-/// nothing replayed); `advance` is told of each warp written.
+/// nothing replayed); when `filtered` (`--functions`), warps that ran none
+/// of the selected functions are left out; `advance` is told of each warp
+/// written.
 pub fn assemble(
     dir: &Path,
     warps: Vec<Warp>,
@@ -67,13 +70,13 @@ pub fn assemble(
     block_size: usize,
     warp_width: usize,
     code: Option<&crate::code::Code>,
+    filtered: bool,
     advance: &dyn Fn(u64),
 ) -> Result<Summary, Error> {
     let undecoded = code.map_or(0, |c| c.undecoded);
     let exit_pc = code.map_or(0, |c| c.exit_pc);
     let total_warps = warps.len();
-    let any_selected = warps.iter().any(|w| !w.selected);
-    let warps: Vec<Warp> = if any_selected {
+    let warps: Vec<Warp> = if filtered {
         warps.into_iter().filter(|w| w.selected).collect()
     } else {
         warps

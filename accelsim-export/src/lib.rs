@@ -8,6 +8,7 @@
 //! [`line`] writes instruction lines, [`check`] validates a directory
 //! against what Accel-Sim's parser and simulator require. The format as
 //! this crate relies on it is described in `docs/accelsim-export.md`.
+#![warn(missing_docs)]
 
 pub mod check;
 pub mod code;

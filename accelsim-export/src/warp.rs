@@ -135,13 +135,17 @@ impl IssueSink for WarpLines {
         let code = &program.code;
         let block = &code.blocks[issue.cblock as usize];
         let mut pc = code.pc[issue.cblock as usize];
+        let n_lanes = self.lanes.len();
         for (i, insn) in block
             .insns
             .iter()
             .enumerate()
             .take(issue.warp_instructions as usize)
         {
-            let ran = issue.lanes.iter().filter(|l| l.insns as usize > i);
+            let ran = issue
+                .lanes
+                .iter()
+                .filter(|l| l.insns as usize > i && l.lane < n_lanes);
             let mask = ran.clone().fold(0u32, |m, l| m | 1 << l.lane);
             for op in &insn.ops {
                 let this_pc = pc;
