@@ -4,7 +4,7 @@ use crate::analyze::Bar;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 use tf_accelsim::export::{ExportOptions, Exporter};
-use tf_accelsim::kernels::{assemble, Summary};
+use tf_accelsim::kernels::Summary;
 use tf_analyzer::{analyze_observed, Options, Progress};
 use tf_trace::Trace;
 
@@ -37,28 +37,15 @@ pub fn run(
     for problem in trace.problems() {
         eprintln!("tf: warning: {problem}");
     }
-    let spill = out.join(".warps");
     let exporter = Exporter::new(ExportOptions {
         block_size,
         functions: functions.to_vec(),
-        spill_dir: spill.clone(),
+        spill_dir: out.join(".warps"),
     });
     let bar = Bar::new();
     let report = analyze_observed(&trace, options, &bar, &exporter)?;
-    let warps = exporter.take_warps()?;
-    bar.stage("writing kernels", warps.len() as u64);
-    let summary = assemble(
-        out,
-        warps,
-        exporter.function_names(),
-        block_size,
-        width,
-        exporter.translated(),
-        !functions.is_empty(),
-        &|n| bar.advance(n),
-    );
-    tf_accelsim::export::remove_spill(&spill);
-    let summary = summary?;
+    bar.stage("writing kernels", report.results[0].warps as u64);
+    let summary = exporter.finish(out, width, &|n| bar.advance(n))?;
     bar.finish();
     for w in &report.warnings {
         eprintln!("tf: warning: {w}");

@@ -148,6 +148,32 @@ impl Exporter {
     }
 }
 
+impl Exporter {
+    /// After the replay: writes every warp's lines as kernels into `dir`
+    /// (see [`crate::kernels`]) and removes the spilled warps; `advance` is
+    /// told of each warp written.
+    pub fn finish(
+        &self,
+        dir: &Path,
+        warp_width: usize,
+        advance: &dyn Fn(u64),
+    ) -> Result<crate::kernels::Summary, Error> {
+        let warps = self.take_warps();
+        let written = warps.and_then(|warps| {
+            let layout = crate::kernels::Layout {
+                names: self.function_names(),
+                block_size: self.opts.block_size,
+                warp_width,
+                code: self.translated(),
+                filtered: !self.opts.functions.is_empty(),
+            };
+            crate::kernels::assemble(dir, warps, &layout, advance)
+        });
+        let _ = std::fs::remove_dir_all(&self.opts.spill_dir);
+        written
+    }
+}
+
 /// A warp's sink: its lines, spilled to a file as they grow.
 pub struct Sink {
     lines: WarpLines,
@@ -232,9 +258,4 @@ impl Observer for Exporter {
             selected,
         });
     }
-}
-
-/// Removes the spill directory (after assembly).
-pub fn remove_spill(dir: &Path) {
-    let _ = std::fs::remove_dir_all(dir);
 }

@@ -57,22 +57,36 @@ pub struct Summary {
 /// The file name of the summary in an export directory.
 pub const SUMMARY: &str = "tf-export.json";
 
-#[allow(clippy::too_many_arguments)]
-/// Writes the kernels of `warps` (in formation order) into `dir`; `names`
-/// are the function names by id, `code` the translated code (absent when
-/// nothing replayed); when `filtered` (`--functions`), warps that ran none
-/// of the selected functions are left out; `advance` is told of each warp
-/// written.
+/// How warps become kernels.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout<'a> {
+    /// Function names by id (kernels are named after their units' function).
+    pub names: &'a [String],
+    /// Threads per CTA (a multiple of 32).
+    pub block_size: usize,
+    /// The warp width of the replay.
+    pub warp_width: usize,
+    /// The translated code (absent when nothing replayed).
+    pub code: Option<&'a crate::code::Code>,
+    /// `--functions` was given: warps that ran none of them are left out.
+    pub filtered: bool,
+}
+
+/// Writes the kernels of `warps` (in formation order) into `dir` as
+/// `layout` says; `advance` is told of each warp written.
 pub fn assemble(
     dir: &Path,
     warps: Vec<Warp>,
-    names: &[String],
-    block_size: usize,
-    warp_width: usize,
-    code: Option<&crate::code::Code>,
-    filtered: bool,
+    layout: &Layout<'_>,
     advance: &dyn Fn(u64),
 ) -> Result<Summary, Error> {
+    let Layout {
+        names,
+        block_size,
+        warp_width,
+        code,
+        filtered,
+    } = *layout;
     let undecoded = code.map_or(0, |c| c.undecoded);
     let exit_pc = code.map_or(0, |c| c.exit_pc);
     let total_warps = warps.len();
