@@ -76,7 +76,7 @@ pub fn compute(dir: &Path, options: &Options, timings: bool) -> Result<Report> {
 }
 
 /// A progress bar that appears only when the analysis runs longer than a second.
-struct Bar {
+pub(crate) struct Bar {
     bar: ProgressBar,
     started: Instant,
     shown: Mutex<bool>,
@@ -85,7 +85,7 @@ struct Bar {
 }
 
 impl Bar {
-    fn new() -> Bar {
+    pub(crate) fn new() -> Bar {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
@@ -112,7 +112,7 @@ impl Bar {
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 

@@ -4,6 +4,7 @@
 //! `tf-analyzer` libraries; see `docs/ARCHITECTURE.md` for the data flow.
 
 mod analyze;
+mod export;
 mod info;
 mod merge;
 mod record;
@@ -87,6 +88,31 @@ enum Command {
         /// How many functions to list per warp width.
         #[arg(long, default_value_t = 25)]
         top: usize,
+    },
+    /// Write the replay as Accel-Sim warp traces (--accelsim), or check a trace directory (--check).
+    Export {
+        /// Trace directory to export.
+        #[arg(
+            long,
+            value_name = "TRACE",
+            required_unless_present = "check",
+            requires = "output"
+        )]
+        accelsim: Option<PathBuf>,
+        /// Check an Accel-Sim trace directory: one line per problem, status 1 on an error.
+        #[arg(long, value_name = "DIR", conflicts_with = "accelsim")]
+        check: Option<PathBuf>,
+        /// The directory to write (absent or empty).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Threads per CTA (a multiple of 32).
+        #[arg(long, default_value_t = 256)]
+        block_size: usize,
+        /// Export only instructions charged to these functions.
+        #[arg(long, value_name = "FN", num_args = 1..)]
+        functions: Vec<String>,
+        #[command(flatten)]
+        options: AnalyzeArgs,
     },
     /// Describe a trace: threads, instructions, blocks, bytes, modules, top functions.
     Info {
@@ -269,6 +295,22 @@ fn main() -> ExitCode {
                 timings: false,
             },
         ),
+        Command::Export {
+            accelsim,
+            check,
+            output,
+            block_size,
+            functions,
+            options,
+        } => match (accelsim, check, output) {
+            (_, Some(dir), _) => export::check(&dir),
+            (Some(trace), None, Some(out)) => {
+                export::run(&trace, &out, &options.options(), block_size, &functions)
+            }
+            _ => Err(anyhow::anyhow!(
+                "tf export: give --accelsim TRACE -o DIR, or --check DIR"
+            )),
+        },
         Command::Info { trace, top } => info::run(&trace, top),
     };
     match result {
