@@ -1,7 +1,7 @@
 //! `tf`: predicts how a multi-threaded x86-64 program would run on SIMT hardware.
 //!
 //! A thin layer of argument parsing and printing over the `tf-trace` and
-//! `tf-analyzer` libraries; see DESIGN.md for the data flow.
+//! `tf-analyzer` libraries; see `docs/ARCHITECTURE.md` for the data flow.
 
 mod analyze;
 mod info;
@@ -100,13 +100,23 @@ struct AnalyzeArgs {
     /// How units are batched into warps: consecutive, by-function or by-length.
     #[arg(long, value_name = "POLICY", default_value = "consecutive")]
     batch: tf_analyzer::warps::Batch,
-    /// Reconvergence model.
+    /// Where diverged lanes reconverge (docs/reconvergence.md).
     #[arg(long, value_enum, default_value_t = Reconverge::Ipdom)]
     reconverge: Reconverge,
+    /// If-convert forward branches whose arms rejoin within N instructions,
+    /// with no call and no store: all lanes issue them, as GPU compilers'
+    /// predicated code (0: never).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    predicate: u32,
     /// on: lanes of a warp that hold the same lock run their critical sections
     /// one after another; off: replay as if every lock were uncontended.
     #[arg(long, value_enum, default_value_t = Switch::On)]
     locks: Switch,
+    /// serialize: lanes waiting for a lock are inactive until their round;
+    /// spin: they count as active while another lane's round runs, as
+    /// spinning lanes do in a GPU's counters.
+    #[arg(long, value_enum, default_value_t = LockModel::Serialize)]
+    lock_model: LockModel,
     /// Stack addresses in the terminal table: as the CPU laid them out (cpu),
     /// or interleaved across lanes as GPU local memory is (interleaved).
     /// The JSON and CSV always have both.
@@ -131,12 +141,22 @@ pub enum StackModel {
 
 impl AnalyzeArgs {
     fn options(&self) -> tf_analyzer::Options {
-        let Reconverge::Ipdom = self.reconverge;
+        use tf_analyzer::replay::{LockModel as L, Reconvergence as R};
         tf_analyzer::Options {
             widths: self.widths.clone(),
             unit: self.unit.clone(),
             batch: self.batch,
             locks: self.locks == Switch::On,
+            reconvergence: match self.reconverge {
+                Reconverge::Ipdom => R::Ipdom,
+                Reconverge::None => R::None,
+                Reconverge::MinPc => R::MinPc,
+            },
+            predicate: self.predicate,
+            lock_model: match self.lock_model {
+                LockModel::Serialize => L::Serialize,
+                LockModel::Spin => L::Spin,
+            },
         }
     }
 }
@@ -145,6 +165,18 @@ impl AnalyzeArgs {
 enum Reconverge {
     /// A SIMT stack reconverging at immediate post-dominators (GPGPU-Sim's model).
     Ipdom,
+    /// Lanes never reconverge inside a function until it returns (the worst case).
+    None,
+    /// The lanes at the lowest code address run first; they reconverge wherever they meet.
+    MinPc,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LockModel {
+    /// Waiting lanes are inactive until their round.
+    Serialize,
+    /// Waiting lanes count as active while they spin.
+    Spin,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -57,6 +57,77 @@ fn coalescing_of_heap_arrays_and_of_one_stack_slot() {
 }
 
 #[test]
+fn all_of_bss_is_global_and_mmap_served_heap_blocks_are_heap() {
+    // workloads/bss.c: pointers in .bss beyond the file-mapped pages, a
+    // 1 MiB heap array (served by mmap), 64 threads; at every -O level.
+    for opt in ["-O0", "-O1", "-O2", "-O3"] {
+        let dir = tempdir();
+        let t = dir.path().join("trace");
+        trace_ok(&t, &workload_at("bss", opt), &["64"]);
+        for (kernel, per_lane_bytes) in
+            [("copy_i32", 4.0), ("copy_i64", 8.0), ("copy_stride", 32.0)]
+        {
+            let r = analyze_json(
+                &t,
+                &["--unit", &format!("call:{kernel}"), "--warp", "8,16,32"],
+            );
+            for w in [8u64, 16, 32] {
+                let m = &function(width(&r, w), kernel)["memory"];
+                let at = format!("{kernel} {opt} W = {w}");
+                let (heap, global) = (&m["heap"], &m["global"]);
+                assert_eq!(heap["loads"]["requests"], 64 / w, "{at}");
+                assert_eq!(
+                    f64_of(&heap["loads"]["sectors_per_request"]),
+                    (w as f64 * per_lane_bytes / 32.0).min(w as f64),
+                    "{at}: heap loads"
+                );
+                assert_eq!(heap["stores"]["requests"], 0, "{at}");
+                // The pointer: the same 8 bytes in every lane.
+                assert_eq!(global["loads"]["requests"], 64 / w, "{at}");
+                assert_eq!(f64_of(&global["loads"]["sectors_per_request"]), 1.0, "{at}");
+                // g.out[i]: W consecutive 8-byte items.
+                assert_eq!(global["stores"]["requests"], 64 / w, "{at}");
+                assert_eq!(
+                    f64_of(&global["stores"]["sectors_per_request"]),
+                    w as f64 / 4.0,
+                    "{at}: global stores"
+                );
+                assert_eq!(m["other"]["requests"], 0, "{at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn tls_is_the_threads_own_stack_and_another_threads_stack_is_other() {
+    // workloads/tls.c: a __thread variable, and slots on main's stack.
+    let dir = tempdir();
+    let t = dir.path().join("trace");
+    trace_ok(&t, &workload("tls"), &["64"]);
+    for kernel in ["bump_tls", "set_slot"] {
+        let r = analyze_json(&t, &["--unit", &format!("call:{kernel}"), "--warp", "8,32"]);
+        for w in [8u64, 32] {
+            let m = &function(width(&r, w), kernel)["memory"];
+            let at = format!("{kernel} W = {w}");
+            assert_eq!(m["heap"]["requests"], 0, "{at}");
+            assert_eq!(m["global"]["requests"], 0, "{at}");
+            if kernel == "bump_tls" {
+                // `counter += i` writes the TLS block once per lane.
+                assert_eq!(m["stack"]["stores"]["requests"], 64 / w, "{at}");
+                assert_eq!(m["other"]["requests"], 0, "{at}");
+            } else {
+                assert_eq!(m["other"]["stores"]["requests"], 64 / w, "{at}");
+                assert_eq!(
+                    f64_of(&m["other"]["stores"]["sectors_per_request"]),
+                    w as f64 / 4.0,
+                    "{at}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_global_mutex_serializes_and_per_item_mutexes_do_not() {
     let dir = tempdir();
     for mode in ["global", "per-item"] {

@@ -52,6 +52,9 @@ extern Int tf_encoders;         /* --tf-encoders: encoder threads (0: one per sp
 
 /* Prints "tf: <message>" on stderr (Valgrind thread only). */
 void tf_error(const HChar *fmt, ...) PRINTF_CHECK(1, 2);
+/* Like tf_error, then writes what was recorded and exits with status 1:
+ * for what the trace format cannot hold (Valgrind thread only). */
+void tf_fatal(const HChar *fmt, ...) PRINTF_CHECK(1, 2) __attribute__((noreturn));
 
 /* ------------------------------------------------------------------ */
 /* tf_funcs.c: what a function's entry means                            */

@@ -125,7 +125,8 @@ typedef struct {
 static Module *modules; /* index + 1 = module id */
 static UInt n_modules, cap_modules;
 
-/* The lowest and highest addresses the client has mapped from `path`. */
+/* The lowest and highest addresses the client has mapped from `path` (the
+ * image's end comes from the program headers: see image_end). */
 static void mapped_range(const HChar *path, Addr *lo, Addr *hi)
 {
    Int cap = 256, n, i;
@@ -156,33 +157,62 @@ static Bool readable(Addr a, SizeT n)
    return a != 0 && a + n > a && VG_(am_is_valid_for_client)(a, n, VKI_PROT_READ);
 }
 
-/* The GNU build id from the module's program headers, read in client memory
- * (the ELF header is mapped at the module's base). */
-static void find_build_id(Module *m)
+/* A module's program headers, read in client memory: the ELF header is
+ * mapped at the module's base. `bias` relocates their addresses. */
+typedef struct {
+   const UChar *ph;
+   UInt phentsize, phnum;
+   Addr bias;
+} Phdrs;
+
+static Bool phdrs_of(Addr base, Phdrs *h)
 {
-   const UChar *eh = (const UChar *)m->base;
+   const UChar *eh = (const UChar *)base;
    ULong phoff;
-   UInt phentsize, phnum, i;
-   Addr bias = 0, lowest = (Addr)-1;
-   if (!readable(m->base, 64) || VG_(memcmp)(eh, "\177ELF\2\1", 6) != 0)
-      return;
+   UInt i;
+   Addr lowest = (Addr)-1;
+   if (!readable(base, 64) || VG_(memcmp)(eh, "\177ELF\2\1", 6) != 0)
+      return False;
    phoff = *(const ULong *)(eh + 32);
-   phentsize = *(const UShort *)(eh + 54);
-   phnum = *(const UShort *)(eh + 56);
-   if (phentsize < 56 || !readable(m->base + phoff, (SizeT)phentsize * phnum))
-      return;
-   for (i = 0; i < phnum; i++) {
-      const UChar *ph = eh + phoff + (SizeT)i * phentsize;
+   h->phentsize = *(const UShort *)(eh + 54);
+   h->phnum = *(const UShort *)(eh + 56);
+   h->ph = eh + phoff;
+   if (h->phentsize < 56 || !readable(base + phoff, (SizeT)h->phentsize * h->phnum))
+      return False;
+   for (i = 0; i < h->phnum; i++) {
+      const UChar *ph = h->ph + (SizeT)i * h->phentsize;
       if (*(const UInt *)ph == 1 /* PT_LOAD */ && *(const ULong *)(ph + 16) < lowest)
          lowest = *(const ULong *)(ph + 16);
    }
    if (lowest == (Addr)-1)
-      return;
-   if (*(const UShort *)(eh + 16) == 3 /* ET_DYN */)
-      bias = m->base - (lowest & ~(Addr)0xFFF);
-   for (i = 0; i < phnum; i++) {
-      const UChar *ph = eh + phoff + (SizeT)i * phentsize;
-      Addr p = bias + *(const ULong *)(ph + 16);
+      return False;
+   h->bias = *(const UShort *)(eh + 16) == 3 /* ET_DYN */ ? base - (lowest & ~(Addr)0xFFF) : 0;
+   return True;
+}
+
+/* The end of the module's loaded image: of its last PT_LOAD segment in
+ * memory (p_vaddr + p_memsz), so .data and all of .bss, including the part
+ * beyond the file that is mapped anonymously. */
+static Addr image_end(const Phdrs *h)
+{
+   Addr end = 0;
+   UInt i;
+   for (i = 0; i < h->phnum; i++) {
+      const UChar *ph = h->ph + (SizeT)i * h->phentsize;
+      Addr e = h->bias + *(const ULong *)(ph + 16) + *(const ULong *)(ph + 40);
+      if (*(const UInt *)ph == 1 /* PT_LOAD */ && e > end)
+         end = e;
+   }
+   return end;
+}
+
+/* The GNU build id from the module's PT_NOTE segments. */
+static void find_build_id(Module *m, const Phdrs *h)
+{
+   UInt i;
+   for (i = 0; i < h->phnum; i++) {
+      const UChar *ph = h->ph + (SizeT)i * h->phentsize;
+      Addr p = h->bias + *(const ULong *)(ph + 16);
       SizeT left = *(const ULong *)(ph + 32);
       if (*(const UInt *)ph != 4 /* PT_NOTE */ || !readable(p, left))
          continue;
@@ -213,6 +243,7 @@ static UInt module_of(DiEpoch ep, Addr a)
    Module *m;
    UInt i;
    Addr lo = (Addr)-1, hi = 0;
+   Phdrs h;
    if (di == NULL)
       return 0;
    path = VG_(DebugInfo_get_filename)(di);
@@ -236,9 +267,14 @@ static UInt module_of(DiEpoch ep, Addr a)
       lo = VG_(DebugInfo_get_text_avma)(di);
       hi = lo + VG_(DebugInfo_get_text_size)(di);
    }
+   /* The image, not what the file maps: the tail of .bss is anonymous. */
+   if (phdrs_of(lo, &h)) {
+      if (image_end(&h) > lo)
+         hi = image_end(&h);
+      find_build_id(m, &h);
+   }
    m->base = lo;
    m->size = hi - lo;
-   find_build_id(m);
    tf_table_module(&table, n_modules, m->base, m->size, m->path, VG_(strlen)(m->path),
                    m->build_id, m->build_id_len);
    return last = n_modules;
@@ -445,6 +481,11 @@ UInt tf_block_get(const BlockShape *s)
    rec.lengths = s->lens;
    rec.n_ops = s->n_ops;
    rec.ops = s->ops;
+   /* never written unchecked: a record the reader would reject */
+   if (!tf_block_rec_valid(&rec))
+      tf_fatal("cannot record the block at %#lx (%u instructions, %u bytes, %u operands) "
+               "in blocks.tfc",
+               (unsigned long)s->addr, s->n_insns, s->code_len, s->n_ops);
    tf_table_block(&table, &rec);
    return id;
 }

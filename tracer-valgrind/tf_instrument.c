@@ -145,8 +145,42 @@ static Access access_of(IRTypeEnv *env, IRStmt *st, Walk *w)
    return a;
 }
 
+/* Valgrind's "special instruction" preamble (valgrind.h): four rotations
+ * of RDI by 3, 13, 61 and 51 bits, 4 bytes each, a no-op in total. */
+static const UChar special_preamble[16] = {0x48, 0xC1, 0xC7, 0x03, 0x48, 0xC1, 0xC7, 0x0D,
+                                           0x48, 0xC1, 0xC7, 0x3D, 0x48, 0xC1, 0xC7, 0x33};
+
+/* The real x86 instructions behind an IMark of `len` bytes at `addr`:
+ * their count, and their lengths in `lens` (when not NULL). VEX presents a
+ * client request (the preamble and `xchg %rbx,%rbx`, or another of the
+ * `xchg %reg,%reg` of valgrind.h) as one 19-byte instruction; natively the
+ * CPU runs five, which is what the trace records (FORMAT.md, section 5).
+ * 0: a length the trace format cannot hold (1..15), which nothing else
+ * should produce. Instrumentation time only. */
+static UInt real_insns(Addr addr, UInt len, UChar *lens)
+{
+   const UChar *code = (const UChar *)addr;
+   UInt i;
+   if (len >= 1 && len <= TF_MAX_INSN_LEN) {
+      if (lens)
+         lens[0] = (UChar)len;
+      return 1;
+   }
+   if (len != sizeof special_preamble + 3 ||
+       VG_(memcmp)(code, special_preamble, sizeof special_preamble) != 0 || code[16] != 0x48 ||
+       code[17] != 0x87)
+      return 0;
+   for (i = 0; lens && i < 4; i++)
+      lens[i] = 4;
+   if (lens)
+      lens[4] = 3; /* 48 87 /r: xchg %reg,%reg */
+   return 5;
+}
+
 /* Advances the walk over an IMark; False for other statements. What follows
- * an undecodable instruction (length 0) belongs to no instruction. */
+ * an undecodable instruction (length 0) belongs to no instruction. An IMark
+ * that stands for several real instructions (real_insns) advances to the
+ * last of them, which gets its operands and side exits. */
 static Bool walk_imark(Walk *w, IRStmt *st)
 {
    if (st->tag != Ist_IMark)
@@ -155,7 +189,7 @@ static Bool walk_imark(Walk *w, IRStmt *st)
       w->insn = TF_MAX_BLOCK_INSNS;
       return True;
    }
-   w->insn++;
+   w->insn += (Int)real_insns(st->Ist.IMark.addr, st->Ist.IMark.len, NULL);
    w->ops_at_insn = w->ops;
    w->load_addr = NULL;
    w->insn_addr = st->Ist.IMark.addr;
@@ -223,6 +257,7 @@ static Int scan(IRSB *sb, BlockShape *s)
    s->n_insns = s->n_ops = s->code_len = 0;
    for (i = 0; i < sb->stmts_used; i++) {
       IRStmt *st = sb->stmts[i];
+      UInt n;
       if (st->tag != Ist_IMark)
          continue;
       if (first < 0)
@@ -233,8 +268,13 @@ static Int scan(IRSB *sb, BlockShape *s)
          s->addr = st->Ist.IMark.addr;
       /* chase and unrolling are off: one straight run of code */
       tl_assert(st->Ist.IMark.addr == s->addr + s->code_len);
-      tl_assert(s->n_insns < TF_MAX_BLOCK_INSNS);
-      s->lens[s->n_insns++] = st->Ist.IMark.len;
+      tl_assert(s->n_insns + 5 <= TF_MAX_BLOCK_INSNS);
+      n = real_insns(st->Ist.IMark.addr, st->Ist.IMark.len, s->lens + s->n_insns);
+      if (n == 0)
+         tf_fatal("the instruction at %#lx is %u bytes long, which the trace format "
+                  "cannot record (1 to 15 bytes)",
+                  (unsigned long)st->Ist.IMark.addr, (UInt)st->Ist.IMark.len);
+      s->n_insns += n;
       s->code_len += st->Ist.IMark.len;
    }
    if (s->n_insns == 0)

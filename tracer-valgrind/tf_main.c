@@ -312,6 +312,21 @@ static void post_deliver_signal(ThreadId tid, Int signo)
    put_marker(t, MK_SIGRET, (ULong)signo, 0, 0);
 }
 
+/* Something the trace cannot record: says what, writes what was recorded
+ * (the manifest then says the trace is incomplete) and ends the process. */
+void tf_fatal(const HChar *fmt, ...)
+{
+   va_list vargs;
+   VG_(printf)("tf: ");
+   va_start(vargs, fmt);
+   VG_(vprintf)(fmt, vargs);
+   va_end(vargs);
+   VG_(printf)("; the trace ends here\n");
+   if (!tf_disabled)
+      flush_all();
+   VG_(exit)(1);
+}
+
 /* ---- the end ---- */
 
 static void fini(Int exitcode_unused)

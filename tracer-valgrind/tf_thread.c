@@ -11,6 +11,7 @@
  * signal's return. Lock events are emitted where FORMAT.md 6.4 puts them:
  * a release before the skip of its function, an acquire after it. */
 #include "tf.h"
+#include "pub_tool_aspacemgr.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcprint.h"
@@ -109,12 +110,22 @@ Thread *tf_thread_new(ThreadId vgtid, Thread *parent)
    return t;
 }
 
+/* A thread's stack as the trace states it: what Valgrind registered (from
+ * the start of the mapping that holds the initial stack pointer up to that
+ * pointer, page-rounded) and, for threads other than the first, the rest of
+ * that anonymous mapping, where glibc keeps the thread's static TLS block
+ * and its descriptor: they are the thread's private memory, as its stack
+ * is (README, segments). */
 void tf_thread_started(Thread *t)
 {
    ULong *m = tf_raw_marker_room(t, 4);
    Addr hi = VG_(thread_get_stack_max)(t->vgtid) + 1;
+   Addr lo = hi - VG_(thread_get_stack_size)(t->vgtid);
+   NSegment const *seg = VG_(am_find_nsegment)(hi - 1);
+   if (t->tid > 1 && lo < hi && seg && seg->kind == SkAnonC && seg->start <= lo && seg->end >= hi)
+      hi = seg->end + 1;
    m[0] = tf_raw_marker(MK_START, 0);
-   m[1] = hi - VG_(thread_get_stack_size)(t->vgtid);
+   m[1] = lo;
    m[2] = hi;
    tf_raw_wrote(t, m + 3);
 }

@@ -6,7 +6,8 @@ use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
 use crate::lanes::UnitCache;
 use crate::loops::outermost_loop;
-use crate::replay::{IpdomMap, Lane, Replay, WarpStats};
+use crate::predicate::{predicable, Predicable};
+use crate::replay::{IpdomMap, Lane, LockModel, Reconvergence, Replay, WarpStats};
 use crate::results::{FunctionResult, LockResult, MemoryReport, Report, ThreadReport, WidthResult};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
 use crate::segments::Segments;
@@ -31,6 +32,13 @@ pub struct Options {
     /// Serialize lanes of a warp that hold the same lock (`--locks on`);
     /// `false` replays as if every lock were uncontended.
     pub locks: bool,
+    /// Where diverged lanes reconverge (`--reconverge`).
+    pub reconvergence: Reconvergence,
+    /// If-convert forward branches whose arms rejoin within this many
+    /// instructions (`--predicate N`; 0: never).
+    pub predicate: u32,
+    /// How lanes waiting for a lock count (`--lock-model`).
+    pub lock_model: LockModel,
 }
 
 impl Default for Options {
@@ -40,6 +48,9 @@ impl Default for Options {
             unit: UnitSpec::Auto,
             batch: Batch::Consecutive,
             locks: true,
+            reconvergence: Reconvergence::Ipdom,
+            predicate: 0,
+            lock_model: LockModel::Serialize,
         }
     }
 }
@@ -167,6 +178,15 @@ pub fn analyze_observed<O: Observer>(
                 .filter_map(move |n| ip.of(n).map(|r| ((*f, n), r)))
         })
         .collect();
+    let predicable_branches: Predicable = if opts.predicate == 0 {
+        Predicable::default()
+    } else {
+        cfgs.iter()
+            .flat_map(|(&f, cfg)| {
+                predicable(f, cfg, &ipdom, &canon, trace.blocks(), opts.predicate)
+            })
+            .collect()
+    };
 
     // Pass 2, for iterations: cut the loop of FN now that its graph is known.
     if let UnitsRule::Iterations(spec, entries) = &units_rule {
@@ -260,6 +280,9 @@ pub fn analyze_observed<O: Observer>(
             functions: &functions,
             serialize_locks: opts.locks,
             progress,
+            reconvergence: opts.reconvergence,
+            predicable: &predicable_branches,
+            lock_model: opts.lock_model,
         })
         .collect();
     let totals: Vec<WarpStats> = jobs
@@ -359,7 +382,9 @@ pub fn analyze_observed<O: Observer>(
         command,
         unit: opts.unit.to_string(),
         batch: opts.batch.to_string(),
-        reconverge: "ipdom".into(),
+        reconverge: opts.reconvergence.to_string(),
+        predicate: opts.predicate,
+        lock_model: opts.lock_model.to_string(),
         locks: opts.locks,
         threads,
         skipped,
@@ -379,12 +404,15 @@ fn incomplete(results: &[WidthResult]) -> Vec<String> {
                 r.warp_size, r.unfinished_units, r.units
             ));
         }
-        if r.thread_instructions != r.recorded_thread_instructions {
-            let share = r.thread_instructions as f64 / r.recorded_thread_instructions.max(1) as f64;
+        let replayed = r.thread_instructions
+            - r.predicated_off_thread_instructions
+            - r.spinning_thread_instructions;
+        if replayed != r.recorded_thread_instructions {
+            let share = replayed as f64 / r.recorded_thread_instructions.max(1) as f64;
             why.push(format!(
                 "W={}: {} of {} recorded instructions were replayed ({:.2}%)",
                 r.warp_size,
-                r.thread_instructions,
+                replayed,
                 r.recorded_thread_instructions,
                 100.0 * share
             ));
@@ -540,6 +568,9 @@ impl<'a> Naming<'a> {
             thread_instructions: total.insns.thread_instructions,
             recorded_thread_instructions: total.recorded_instructions,
             unfinished_units: total.unfinished_lanes,
+            predicated_branches: total.predicated_branches,
+            predicated_off_thread_instructions: total.predicated_off,
+            spinning_thread_instructions: total.spinning,
             warp_instructions: total.insns.warp_instructions,
             simt_efficiency: total.insns.efficiency(width),
             divergent_branches: total.divergent_branches,
@@ -608,6 +639,9 @@ mod tests {
             thread_instructions: thread,
             recorded_thread_instructions: recorded,
             unfinished_units: unfinished,
+            predicated_branches: 0,
+            predicated_off_thread_instructions: 0,
+            spinning_thread_instructions: 0,
             warp_instructions: thread,
             simt_efficiency: 1.0 / 32.0,
             divergent_branches: 0,

@@ -4,7 +4,7 @@
 //! two blocks that ran one after the other in the same frame. A call block's
 //! successor is its return site (added when the callee returns), never the
 //! callee: each function's graph summarizes its calls, so post-dominance is
-//! the same at every call site (`simt-reconvergence.md` §3.3). Returns, tail
+//! the same at every call site (`docs/reconvergence.md` §4.1). Returns, tail
 //! calls, frames abandoned by `longjmp` or exceptions, and thread ends all
 //! lead to the virtual exit. Graphs are keyed by the function's entry address.
 //!

@@ -5,7 +5,7 @@
 //! tail-calling. The same classification feeds the dynamic CFGs (stage 4) and
 //! the SIMT replay (stage 7), so both agree on what a frame is.
 //!
-//! The rules (see `simt-reconvergence.md` §3.4), with `p` the block just run
+//! The rules (see `docs/reconvergence.md` §3), with `p` the block just run
 //! and `n` the next one:
 //! - `p` ended in a completed call: push a frame for `n` (the callee), unless
 //!   `n` is the call's own return site (the callee was not traced at all).

@@ -6,7 +6,7 @@
 //! reach the exit (a loop whose thread was cut off by the end of the trace)
 //! would have none; instead of pretending the cut is an exit, which would put
 //! every reconvergence point inside the loop at the function's end, the
-//! loop's latches are joined to the exit (`simt-reconvergence.md` §3.5), so
+//! loop's latches are joined to the exit (`docs/reconvergence.md` §5.2), so
 //! that lanes still reconverge inside the loop.
 //!
 //! ```
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn reference_examples() {
-        // simt-reconvergence.md §6.2: 0→{1,2}, 1→3, 2→3, 2→4, 4→4, 3→X.
+        // docs/reconvergence.md §5.3: 0→{1,2}, 1→3, 2→3, 2→4, 4→4, 3→X.
         let g = cfg(
             &[0],
             &[(0, 1), (0, 2), (1, 3), (2, 3), (2, 4), (4, 4), (3, VEXIT)],
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn truncated_loop_reconverges_inside_the_loop() {
-        // §3.5: E0→H→{A,B}→L→H, threads cut off inside the loop.
+        // docs/reconvergence.md §5.2: E0→H→{A,B}→L→H, threads cut off inside the loop.
         let (e0, h, a, b, l) = (0, 1, 2, 3, 4);
         let g = cfg(&[e0], &[(e0, h), (h, a), (h, b), (a, l), (b, l), (l, h)]);
         let ip = Ipdom::compute(&g);

@@ -1,10 +1,10 @@
-//! SIMT replay of tf traces: stages 2–8 of DESIGN.md.
+//! SIMT replay of tf traces: stages 2–8 of `docs/ARCHITECTURE.md`.
 //!
 //! [`analyze`] runs them all: read the trace, split blocks into canonical
 //! basic blocks ([`blocks`]), follow frames ([`frames`]) to build one dynamic
 //! CFG per function ([`cfg`]) and its post-dominators ([`ipdom`]), cut units
 //! ([`units`]), batch them into warps ([`warps`]), replay each warp on a SIMT
-//! stack ([`simt`]) and report ([`results`]).
+//! stack ([`replay`]) and report ([`results`]).
 
 mod analysis;
 pub mod blocks;
@@ -14,6 +14,7 @@ pub mod functions;
 pub mod ipdom;
 pub mod lanes;
 pub mod loops;
+pub mod predicate;
 pub mod replay;
 pub mod results;
 pub mod scan;

@@ -1,7 +1,7 @@
 //! Stage 8: the results model, as `tf analyze` prints it and writes it to
 //! JSON and CSV.
 //!
-//! Every figure is defined in DESIGN.md; fractions are in [0, 1].
+//! Every figure is defined in `docs/ARCHITECTURE.md` §5; fractions are in [0, 1].
 
 use crate::scan::Skipped;
 use crate::stats::{Memory, Requests, Segment};
@@ -20,6 +20,10 @@ pub struct Report {
     pub batch: String,
     /// `--reconverge`.
     pub reconverge: String,
+    /// `--predicate` (0: no if-conversion).
+    pub predicate: u32,
+    /// `--lock-model`.
+    pub lock_model: String,
     /// `--locks`: whether lanes holding the same lock were serialized.
     pub locks: bool,
     /// Per thread.
@@ -71,6 +75,14 @@ pub struct WidthResult {
     pub recorded_thread_instructions: u64,
     /// Units whose lanes did not reach their end in the replay.
     pub unfinished_units: u64,
+    /// Branches executed as predicated code (`--predicate`), not counted as
+    /// divergent.
+    pub predicated_branches: u64,
+    /// Of `thread_instructions`, those of lanes whose predicate was off.
+    pub predicated_off_thread_instructions: u64,
+    /// Of `thread_instructions`, those of lanes spinning on a lock
+    /// (`--lock-model spin`).
+    pub spinning_thread_instructions: u64,
     /// Warp instructions.
     pub warp_instructions: u64,
     /// thread / (warp × W).

@@ -1,5 +1,17 @@
 //! Which memory segment an address lies in, and the GPU local-memory layout
 //! of stack addresses.
+//!
+//! The rule, for a lane of thread T:
+//! - **stack**: T's range of its `thread_start` event: its stack and, for
+//!   threads that `pthread_create` started, the static TLS block and thread
+//!   descriptor glibc keeps above it (memory private to T; FORMAT.md §6.4);
+//! - **other**: any other thread's such range;
+//! - **global**: a module's image `[base, base + size)` of the block table:
+//!   every `PT_LOAD` segment up to `p_vaddr + p_memsz`, so .data and all of
+//!   .bss (FORMAT.md §5);
+//! - **heap**: everything else: `malloc` blocks, also those glibc serves with
+//!   `mmap`, other anonymous mappings, and the first thread's TLS block,
+//!   which the dynamic loader allocates apart from its stack.
 
 use crate::stats::Segment;
 
@@ -24,7 +36,8 @@ impl Default for SegmentCache {
 }
 
 impl Segments {
-    /// Segments from module images and thread stacks (empty ranges are ignored).
+    /// Segments from module images (`[base, base + size)` of the block
+    /// table's modules) and thread stacks (empty ranges are ignored).
     pub fn new(
         modules: impl IntoIterator<Item = (u64, u64)>,
         stacks: impl IntoIterator<Item = (u64, u64)>,

@@ -1,6 +1,6 @@
 //! The observer seam: everything the replay issues, for whoever wants it.
 //!
-//! The replay ([`crate::simt`]) tells an [`IssueSink`] about every warp
+//! The replay ([`crate::replay`]) tells an [`IssueSink`] about every warp
 //! issue (one canonical block run by a warp's active lanes, with each lane's
 //! memory accesses), every divergence and every split into serialized lock
 //! rounds, in the order the warp issues them. Warps replay in parallel: an
@@ -102,9 +102,14 @@ pub struct Issue<'a> {
     pub function: FunctionId,
     /// Lanes that run it.
     pub active: u64,
+    /// Lanes counted as executing it: `active`, and the lanes whose
+    /// predicate is off (`--predicate`) or that spin on a lock
+    /// (`--lock-model spin`), as a GPU's profiler counts them.
+    pub counted: u64,
     /// Warp instructions issued: the most instructions any active lane ran.
     pub warp_instructions: u64,
-    /// Thread instructions: the sum over the active lanes.
+    /// Thread instructions: the sum over the active lanes, plus
+    /// `warp_instructions` for every other lane of `counted`.
     pub thread_instructions: u64,
     /// One entry per active lane, in lane order.
     pub lanes: &'a [LaneIssue<'a>],

@@ -1,6 +1,6 @@
 //! Counters the replay fills: instructions, memory requests and sectors.
 //!
-//! Definitions (DESIGN.md): a *thread instruction* is one x86 instruction run
+//! Definitions (`docs/ARCHITECTURE.md` §5): a *thread instruction* is one x86 instruction run
 //! by one SIMT thread; a *warp instruction* is one instruction issued for a
 //! warp, whatever its active lanes; SIMT efficiency = thread instructions /
 //! (warp instructions × W). A *request* is one warp memory instruction (one

@@ -75,7 +75,7 @@ fn paper_figure_2_two_threads_diverge_and_reconverge() {
 
 #[test]
 fn diamond_of_the_reference() {
-    // simt-reconvergence.md §3.7: 4 lanes split 2/2, lengths 2/3/5/1:
+    // docs/reconvergence.md §6.7: 4 lanes split 2/2, lengths 2/3/5/1:
     // warp = 11, thread = 28, efficiency 28 / 44.
     let mut p = Prog::new();
     let f = p.func(0x100, "f");

@@ -165,6 +165,7 @@ enum tf_thread_exit_how { TF_EXIT_ENDED = 0, TF_EXIT_PROCESS = 1 };
 #define TF_TABLE_BITS_MAX 24
 #define TF_RET_DEPTH_MAX 255
 #define TF_MAX_INSNS 65535
+#define TF_MAX_INSN_LEN 15
 #define TF_MAX_OPS 65535
 #define TF_MAX_OP_SIZE 4096
 
@@ -511,10 +512,40 @@ static inline int tf_table_function(tf_stream *s, uint64_t id, uint64_t entry, u
     return tf__stream_end_record(s);
 }
 
+/* Whether section 5 can hold the block record: 1..=65535 instructions of
+ * 1..=15 bytes adding up to code_len, at most 65535 operands of 1..=4096
+ * bytes, each naming an instruction of the block, in non-decreasing order. */
+static inline int tf_block_rec_valid(const tf_block_rec *b)
+{
+    uint32_t i;
+    uint64_t total = 0;
+    if (b->n_insns < 1 || b->n_insns > TF_MAX_INSNS || b->n_ops > TF_MAX_OPS || b->end > TF_END_OTHER)
+        return 0;
+    for (i = 0; i < b->n_insns; i++) {
+        if (b->lengths[i] < 1 || b->lengths[i] > TF_MAX_INSN_LEN)
+            return 0;
+        total += b->lengths[i];
+    }
+    if (total != b->code_len)
+        return 0;
+    for (i = 0; i < b->n_ops; i++)
+        if (b->ops[i].insn >= b->n_insns || (i > 0 && b->ops[i].insn < b->ops[i - 1].insn) ||
+            b->ops[i].size < 1 || b->ops[i].size > TF_MAX_OP_SIZE ||
+            (b->ops[i].flags & ~(TF_OP_WRITE | TF_OP_COND)) != 0)
+            return 0;
+    return 1;
+}
+
+/* Writes a block record; -1 (and the stream's error) when the record is not
+ * one the format can hold (tf_block_rec_valid) or does not fit. */
 static inline int tf_table_block(tf_stream *s, const tf_block_rec *b)
 {
     uint8_t *p, *q;
     uint32_t i;
+    if (!tf_block_rec_valid(b)) {
+        s->error = 1;
+        return -1;
+    }
     if (tf__stream_room(s, tf_table_block_size(b)))
         return -1;
     p = q = tf_stream_tail(s);

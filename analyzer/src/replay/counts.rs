@@ -48,6 +48,14 @@ pub struct WarpStats {
     pub recorded_instructions: u64,
     /// Lanes that did not reach the end of their unit.
     pub unfinished_lanes: u64,
+    /// Branches executed as predicated code (`--predicate`).
+    pub predicated_branches: u64,
+    /// Thread instructions of lanes whose predicate was off (counted in
+    /// `insns`, not recorded by them).
+    pub predicated_off: u64,
+    /// Thread instructions of lanes spinning on a lock (`--lock-model spin`;
+    /// counted in `insns`, not recorded by them).
+    pub spinning: u64,
     /// Per lock address.
     pub locks: HashMap<u64, LockStats>,
 }
@@ -67,6 +75,9 @@ impl WarpStats {
         self.block_issues += o.block_issues;
         self.recorded_instructions += o.recorded_instructions;
         self.unfinished_lanes += o.unfinished_lanes;
+        self.predicated_branches += o.predicated_branches;
+        self.predicated_off += o.predicated_off;
+        self.spinning += o.spinning;
         if self.functions.len() < o.functions.len() {
             self.functions
                 .resize(o.functions.len(), FunctionStats::default());

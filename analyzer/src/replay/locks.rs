@@ -5,6 +5,7 @@
 use super::lane::Membership;
 use super::stack::{bits, Entry, Pc};
 use super::warp::Warp;
+use super::LockModel;
 use std::collections::HashMap;
 use tf_trace::LockKind;
 
@@ -77,23 +78,26 @@ impl Warp<'_, '_, '_> {
         }
         let at = self.stack.len() - 1;
         let _ = left;
-        self.stack[at] = Entry {
-            pc: Pc::Join(region),
-            rpc: top.rpc,
-            mask: stay,
-            depth: top.depth,
-            func: top.func,
-            serialized: top.serialized,
-        };
+        self.stack[at] = Entry::above(&top, Pc::Join(region), top.rpc, stay, top.depth, top.func);
+        // Under `--lock-model spin`, the lanes of later rounds spin while a
+        // round runs, and count as active.
+        let spin = self.cfg.lock_model == LockModel::Spin;
+        let mut later = 0u64;
         for &(mask, lock) in rounds.iter().rev() {
-            self.stack.push(Entry {
-                pc: Pc::Resume,
-                rpc: Pc::Join(region),
+            let mut e = Entry::above(
+                &top,
+                Pc::Resume,
+                Pc::Join(region),
                 mask,
-                depth: top.depth,
-                func: top.func,
-                serialized: lock.or(top.serialized),
-            });
+                top.depth,
+                top.func,
+            );
+            e.serialized = lock.or(top.serialized);
+            if spin {
+                e.spinning |= later;
+            }
+            later |= mask;
+            self.stack.push(e);
         }
         true
     }

@@ -1,7 +1,7 @@
 //! Stage 7: replay of one warp on a SIMT stack with IPDOM reconvergence,
 //! memory coalescing and lock serialization.
 //!
-//! The stack is frame-relative (`simt-reconvergence.md` §3.7): every entry
+//! The stack is frame-relative (`docs/reconvergence.md` §6): every entry
 //! belongs to one activation depth of its lanes. Executing the top entry's
 //! block advances each of its lanes along its own trace; the lanes are then
 //! grouped by where they go next:
@@ -61,6 +61,7 @@ mod warp;
 
 pub use counts::{LockStats, WarpStats};
 pub use lane::Lane;
+pub use reconverge::Reconvergence;
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::functions::FunctionTable;
@@ -88,6 +89,35 @@ pub struct Replay<'a> {
     pub serialize_locks: bool,
     /// Told every [`PROGRESS_STEP`] or so replayed thread instructions.
     pub progress: &'a dyn crate::Progress,
+    /// Where diverged lanes reconverge.
+    pub reconvergence: Reconvergence,
+    /// Branches executed as predicated code by all lanes.
+    pub predicable: &'a crate::predicate::Predicable,
+    /// How lanes waiting for a lock count.
+    pub lock_model: LockModel,
+}
+
+/// How lanes that wait for a lock held by another lane of their warp count
+/// (`--lock-model`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LockModel {
+    /// They are inactive until their round: a lock's critical sections run
+    /// one lane after another (ThreadFuser's lock emulation).
+    #[default]
+    Serialize,
+    /// As `Serialize`, but lanes still waiting for their round count as
+    /// active while another round runs, as lanes spinning on a lock do in a
+    /// GPU's counters.
+    Spin,
+}
+
+impl std::fmt::Display for LockModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LockModel::Serialize => "serialize",
+            LockModel::Spin => "spin",
+        })
+    }
 }
 
 /// Thread instructions between two progress reports of a warp.

@@ -1,13 +1,39 @@
-//! Where lanes that stand in different places of one frame rejoin when no
-//! branch split them (a lock round ends, a join, regrouping): at the nearest
+//! Reconvergence models (`--reconverge`), and where lanes that stand in
+//! different places of one frame rejoin when no branch split them (a lock round ends, a join, regrouping): at the nearest
 //! block that post-dominates every lane's position, found by climbing the
 //! frame function's post-dominator tree. A lane inside a callee stands at
 //! the post-dominator of the frame's call; a lane that left the frame
 //! stands at its exit.
 
+use super::stack::Pc;
 use super::warp::Warp;
 use crate::blocks::CBlockId;
 use crate::cfg::VEXIT;
+
+/// Where diverged lanes of a warp reconverge (`--reconverge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reconvergence {
+    /// At the immediate post-dominator of the branch (a SIMT stack, as
+    /// GPGPU-Sim and pre-Volta GPUs do).
+    #[default]
+    Ipdom,
+    /// Never inside a function: diverged lanes run apart until the frame
+    /// returns (the worst case).
+    None,
+    /// Thread-frontier style: the lanes of the frame that stand at the
+    /// lowest code address run next; lanes reconverge wherever they meet.
+    MinPc,
+}
+
+impl std::fmt::Display for Reconvergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Reconvergence::Ipdom => "ipdom",
+            Reconvergence::None => "none",
+            Reconvergence::MinPc => "min-pc",
+        })
+    }
+}
 
 impl Warp<'_, '_, '_> {
     /// The nearest block of frame function `func` (or its exit) that
@@ -15,6 +41,9 @@ impl Warp<'_, '_, '_> {
     /// lanes of `left` stand at the exit. A lane inside a callee stands at
     /// the post-dominator of its call.
     pub(super) fn meet(&self, func: u64, left: u64) -> CBlockId {
+        if self.cfg.reconvergence == Reconvergence::None {
+            return VEXIT;
+        }
         let ipdom = |b: CBlockId| self.cfg.ipdom.get(&(func, b)).copied().unwrap_or(VEXIT);
         let positions = self
             .groups
@@ -51,5 +80,21 @@ impl Warp<'_, '_, '_> {
             }
         }
         chain.get(best).copied().unwrap_or(VEXIT)
+    }
+}
+
+impl Warp<'_, '_, '_> {
+    /// Where lanes that diverged at the end of `node` (frame function
+    /// `func`) reconverge under the model.
+    pub(super) fn point(&self, func: u64, node: CBlockId) -> Pc {
+        match self.cfg.reconvergence {
+            Reconvergence::Ipdom => self
+                .cfg
+                .ipdom
+                .get(&(func, node))
+                .map_or(Pc::Exit, |&r| Pc::of(r)),
+            Reconvergence::None => Pc::Exit,
+            Reconvergence::MinPc => Pc::Frontier,
+        }
     }
 }

@@ -20,6 +20,9 @@ pub(super) enum Pc {
     Resume,
     /// Lanes of a serialization region, back from all its rounds.
     Join(u32),
+    /// `--reconverge min-pc`: the frame's lanes, wherever they stand; the
+    /// group at the lowest address runs next.
+    Frontier,
 }
 
 impl Pc {
@@ -43,6 +46,27 @@ pub(super) struct Entry {
     pub(super) func: u64,
     /// The lock whose serialized round (after the first) this entry runs.
     pub(super) serialized: Option<u64>,
+    /// Lanes counted as active in this entry's issues though they do not
+    /// run them, their predicate off (`--predicate`).
+    pub(super) predicated: u64,
+    /// Lanes counted as active in this entry's issues though they do not
+    /// run them, spinning on a lock (`--lock-model spin`).
+    pub(super) spinning: u64,
+}
+
+impl Entry {
+    /// An entry pushed above `top` (or replacing it), in its serialized
+    /// round, predication and spinning.
+    pub(super) fn above(top: &Entry, pc: Pc, rpc: Pc, mask: u64, depth: u32, func: u64) -> Entry {
+        Entry {
+            pc,
+            rpc,
+            mask,
+            depth,
+            func,
+            ..*top
+        }
+    }
 }
 
 /// A group of lanes going to the same place: (block, frame function, lanes).

@@ -4,11 +4,11 @@
 
 use super::counts::WarpStats;
 use super::lane::{Lane, Next};
+use super::reconverge::Reconvergence;
 use super::stack::{add_callee, add_group, bits, Callee, Entry, Group, Pc};
 use super::Replay;
 use super::PROGRESS_STEP;
 use crate::blocks::CBlockId;
-use crate::cfg::VEXIT;
 use crate::segments::SegmentCache;
 use crate::sink::{Issue, IssueSink, LaneIssue};
 use crate::stats::Insns;
@@ -52,6 +52,8 @@ impl Warp<'_, '_, '_> {
                 depth: 0,
                 func,
                 serialized: None,
+                predicated: 0,
+                spinning: 0,
             });
         }
     }
@@ -62,7 +64,7 @@ impl Warp<'_, '_, '_> {
             let lane = &self.lanes[i];
             let depth = lane.depth();
             let here = match e.pc {
-                Pc::Block(_) | Pc::Exit => depth == e.depth,
+                Pc::Block(_) | Pc::Exit | Pc::Frontier => depth == e.depth,
                 Pc::ReturnSite(_) | Pc::Resume => depth <= e.depth,
                 Pc::Join(_) => true,
             };
@@ -138,6 +140,7 @@ impl Warp<'_, '_, '_> {
                     let left = self.regroup(live, top.depth);
                     self.diverge(None, top, left, false);
                 }
+                Pc::Frontier => self.frontier(live, top)?,
                 Pc::Exit => {
                     self.stack.pop();
                 }
@@ -190,6 +193,13 @@ impl Warp<'_, '_, '_> {
             thread += n;
             warp = warp.max(n);
         }
+        // Lanes counted as active without running: as many instructions as
+        // the warp issues.
+        let idle = |mask: u64| u64::from((mask & !live).count_ones()) * warp;
+        let (predicated_off, spinning) = (idle(e.predicated), idle(e.spinning));
+        self.stats.predicated_off += predicated_off;
+        self.stats.spinning += spinning;
+        let thread = thread + predicated_off + spinning;
         let issued = Insns {
             thread_instructions: thread,
             warp_instructions: warp,
@@ -247,6 +257,7 @@ impl Warp<'_, '_, '_> {
                 block: cb,
                 function: f as FunctionId,
                 active: live,
+                counted: live | e.predicated | e.spinning,
                 warp_instructions: warp,
                 thread_instructions: thread,
                 lanes: &lanes[..n],
@@ -296,20 +307,43 @@ impl Warp<'_, '_, '_> {
                 return;
             }
         }
+        let stay = self.groups.iter().fold(callers, |m, g| m | g.2);
+        let mut predicated = top.predicated;
         let r = match (targets, node) {
             (1, _) => top.rpc,
             (_, Some(n)) => {
-                self.stats.divergent_branches += 1;
-                let r = self.cfg.ipdom.get(&(top.func, n)).copied();
-                if let Some(sink) = self.sink.as_deref_mut() {
-                    let active = self.groups.iter().fold(callers | left, |m, g| m | g.2);
-                    sink.diverged(n, active, targets, r.filter(|&r| r != VEXIT));
+                let r = self.point(top.func, n);
+                let predicable =
+                    callers == 0 && left == 0 && self.cfg.predicable.contains(&(top.func, n));
+                if predicable {
+                    // If-converted: every lane issues both arms.
+                    self.stats.predicated_branches += 1;
+                    predicated |= stay;
+                } else {
+                    self.stats.divergent_branches += 1;
+                    if let Some(sink) = self.sink.as_deref_mut() {
+                        let active = stay | left;
+                        let at = match r {
+                            Pc::Block(b) => Some(b),
+                            _ => None,
+                        };
+                        sink.diverged(n, active, targets, at);
+                    }
                 }
-                r.map_or(Pc::Exit, Pc::of)
+                r
             }
+            (_, None) if self.cfg.reconvergence == Reconvergence::MinPc => Pc::Frontier,
             (_, None) => Pc::of(self.meet(top.func, left)),
         };
-        let stay = self.groups.iter().fold(callers, |m, g| m | g.2);
+        if r == Pc::Frontier {
+            // The frame's lanes stay in one entry that runs the lowest
+            // group first; it is also where lanes come back from callees.
+            let e = &mut self.stack[at];
+            e.pc = Pc::Frontier;
+            e.mask = stay;
+            self.push_callees(top, Pc::Exit, false);
+            return;
+        }
         if r != top.rpc {
             let e = &mut self.stack[at];
             e.pc = r;
@@ -326,53 +360,81 @@ impl Warp<'_, '_, '_> {
         });
         for &(block, func, mask) in &self.groups {
             if Pc::Block(block) != r {
-                self.stack.push(Entry {
-                    pc: Pc::Block(block),
-                    rpc: r,
-                    mask,
-                    depth: top.depth,
-                    func,
-                    serialized: top.serialized,
-                });
+                let mut e = Entry::above(&top, Pc::Block(block), r, mask, top.depth, func);
+                e.predicated = predicated;
+                self.stack.push(e);
             }
         }
+        self.push_callees(top, r, true);
+    }
+
+    /// Pushes the entries of the lanes of `callees`: a return site in
+    /// `top`'s frame (reconverging at `r`) when `return_site`, one per frame
+    /// between, and the callee's block.
+    pub(super) fn push_callees(&mut self, top: Entry, r: Pc, return_site: bool) {
         self.callees.sort_by_key(|c| (c.0, c.1, c.4, c.5));
         let mut k = 0;
         while k < self.callees.len() {
             let call = self.callees[k].0;
             let end = k + self.callees[k..].iter().take_while(|c| c.0 == call).count();
             let mask = self.callees[k..end].iter().fold(0, |m, c| m | c.3);
-            self.stack.push(Entry {
-                pc: Pc::ReturnSite(call),
-                rpc: r,
-                mask,
-                depth: top.depth,
-                func: top.func,
-                serialized: top.serialized,
-            });
+            if return_site {
+                let site = Pc::ReturnSite(call);
+                self.stack
+                    .push(Entry::above(&top, site, r, mask, top.depth, top.func));
+            }
             for &(_, block, func, mask, depth, _) in &self.callees[k..end] {
                 // Frames between this one and the lanes' own: a return site each.
                 let frames = self.lanes[mask.trailing_zeros() as usize].tracker.frames();
                 for d in top.depth + 1..depth {
-                    self.stack.push(Entry {
-                        pc: Pc::ReturnSite(frames[d as usize + 1].call_node.unwrap_or(block)),
-                        rpc: Pc::Exit,
-                        mask,
-                        depth: d,
-                        func: frames[d as usize].entry,
-                        serialized: top.serialized,
-                    });
+                    let site = Pc::ReturnSite(frames[d as usize + 1].call_node.unwrap_or(block));
+                    let func = frames[d as usize].entry;
+                    self.stack
+                        .push(Entry::above(&top, site, Pc::Exit, mask, d, func));
                 }
-                self.stack.push(Entry {
-                    pc: Pc::Block(block),
-                    rpc: Pc::Exit,
+                self.stack.push(Entry::above(
+                    &top,
+                    Pc::Block(block),
+                    Pc::Exit,
                     mask,
                     depth,
                     func,
-                    serialized: top.serialized,
-                });
+                ));
             }
             k = end;
         }
+    }
+}
+
+impl Warp<'_, '_, '_> {
+    /// `--reconverge min-pc`: runs the group of the frame's live lanes that
+    /// stands at the lowest address; when they all stand together, the
+    /// entry runs their block as any other.
+    fn frontier(&mut self, live: u64, top: Entry) -> tf_trace::Result<()> {
+        self.regroup(live, top.depth);
+        let at = self.stack.len() - 1;
+        let canon = self.cfg.canon;
+        let Some(&(block, func, mask)) =
+            self.groups.iter().min_by_key(|g| canon.block(g.0).address)
+        else {
+            self.stack.pop();
+            return Ok(());
+        };
+        if self.groups.len() == 1 {
+            let e = &mut self.stack[at];
+            e.pc = Pc::Block(block);
+            e.func = func;
+            return Ok(());
+        }
+        let here = Entry { func, ..top };
+        self.execute(block, mask, &here);
+        self.callees.clear();
+        for i in bits(mask) {
+            if let Next::Called { block: b, func: f } = self.advance(i, top.depth)? {
+                add_callee(&mut self.callees, (block, b, f, 0, top.depth + 1, 0), i);
+            }
+        }
+        self.push_callees(top, Pc::Exit, false);
+        Ok(())
     }
 }

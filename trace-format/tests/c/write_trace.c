@@ -398,6 +398,45 @@ static void fixed_part(thr *t)
     x(t, 5, a);
 }
 
+static int no_sink(void *ctx, const uint8_t *chunk, size_t len)
+{
+    (void)ctx, (void)chunk, (void)len;
+    die("a refused block record reached the sink");
+    return -1;
+}
+
+/* Block records the format cannot hold are refused, never written: an
+ * instruction of 19 bytes (a Valgrind client request taken as one), of 0
+ * bytes, lengths that do not add up to the code, an operand of a missing
+ * instruction. A valid record goes through. */
+static void refuse_invalid_blocks(void)
+{
+    static uint8_t buf[TF_CHUNK_HEADER_SIZE + 4096];
+    static const uint8_t code[19] = {0x48, 0xC1, 0xC7, 0x03, 0x48, 0xC1, 0xC7, 0x0D, 0x48, 0xC1,
+                                     0xC7, 0x3D, 0x48, 0xC1, 0xC7, 0x33, 0x48, 0x87, 0xDB};
+    static const uint8_t one[1] = {19}, five[5] = {4, 4, 4, 4, 3}, zero[2] = {0, 19};
+    static const uint8_t short_sum[5] = {4, 4, 4, 4, 2};
+    tf_block_op op = {5, 0, 8};
+    tf_stream s;
+    tf_block_rec r = {0, 0x401000, 0, TF_END_FALLTHROUGH, code, 19, 1, one, 0, &op};
+    tf_stream_init(&s, buf, sizeof buf, 2048, no_sink, NULL);
+    if (tf_block_rec_valid(&r) || tf_table_block(&s, &r) != -1 || !s.error || s.len != 0)
+        die("a 19-byte instruction was not refused");
+    r.n_insns = 2, r.lengths = zero;
+    if (tf_block_rec_valid(&r))
+        die("a 0-byte instruction was not refused");
+    r.n_insns = 5, r.lengths = short_sum;
+    if (tf_block_rec_valid(&r))
+        die("lengths short of the code were not refused");
+    r.lengths = five, r.n_ops = 1;
+    if (tf_block_rec_valid(&r))
+        die("an operand of instruction 5 of 5 was not refused");
+    op.insn = 4;
+    tf_stream_init(&s, buf, sizeof buf, 2048, no_sink, NULL);
+    if (!tf_block_rec_valid(&r) || tf_table_block(&s, &r) != 0 || s.error || s.len == 0)
+        die("five instructions of 4, 4, 4, 4 and 3 bytes were refused");
+}
+
 int main(int argc, char **argv)
 {
     static uint8_t tbuf[TF_CHUNK_HEADER_SIZE + 512 + 4096];
@@ -409,6 +448,7 @@ int main(int argc, char **argv)
     static const uint8_t build_id[] = {0xde, 0xad, 0xbe, 0xef};
     if (argc < 2)
         die("usage: write_trace DIR [tiny]");
+    refuse_invalid_blocks();
     snprintf(path, sizeof path, "%s/ops.txt", argv[1]);
     ops_log = fopen(path, "w");
     snprintf(path, sizeof path, "%s/blocks.tfc", argv[1]);

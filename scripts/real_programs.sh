@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Real multi-threaded Debian programs under tf: each runs natively and under
+# `tf trace` on a generated input, the outputs are compared byte for byte,
+# and `tf analyze --warp 8,16,32` replays the trace. One row per program:
+# identical output, replayed ÷ recorded instructions, SIMT efficiency at
+# W = 8, 16, 32, and the analyze exit status. Not part of CI (it takes long).
+#
+#   scripts/real_programs.sh                      # ~20 MB inputs, 4 threads, every program
+#   scripts/real_programs.sh --size 2000000       # smaller inputs (bytes)
+#   scripts/real_programs.sh --quick              # 1 MB inputs: a quick check
+#   scripts/real_programs.sh --programs xz,sort   # some programs only
+#   options: --threads N, --work DIR (keep traces and JSON there), --tf PATH
+#
+# Programs (installed with apt-get when missing): pbzip2, lbzip2, xz, zstd,
+# pzstd, plzip, 7zz, sort, x264; also pigz on request. Inputs come from
+# workloads/gen_text (text) and workloads/gen_y4m (video for x264): the same
+# size gives the same bytes. Programs that cut their input into blocks for
+# their threads are given blocks of about an eighth of the input, so that
+# every thread has work at small sizes too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+size=20000000
+threads=4
+programs=pbzip2,lbzip2,xz,zstd,pzstd,plzip,7zz,sort,x264
+work=
+tf=
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --size) size=$2; shift 2 ;;
+    --quick) size=1000000; shift ;;
+    --threads) threads=$2; shift 2 ;;
+    --programs) programs=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --tf) tf=$2; shift 2 ;;
+    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "real_programs.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+case "$size$threads" in
+*[!0-9]*) echo "real_programs.sh: --size and --threads take whole numbers" >&2; exit 2 ;;
+esac
+
+# The Debian package of each program.
+package_of() {
+    case "$1" in
+    xz) echo xz-utils ;; 7zz) echo 7zip ;; sort) echo coreutils ;; *) echo "$1" ;;
+    esac
+}
+missing=()
+for p in ${programs//,/ } jq; do
+    command -v "$p" > /dev/null || missing+=("$(package_of "$p")")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "real_programs.sh: installing ${missing[*]}" >&2
+    if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" > /dev/null
+fi
+scripts/setup.sh > /dev/null
+if [ -z "$tf" ]; then
+    cargo build --release --quiet
+    tf=$PWD/target/release/tf
+fi
+make -s -C workloads build/O1/gen_text build/O1/gen_y4m
+
+if [ -n "$work" ]; then
+    mkdir -p "$work"
+else
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+fi
+work=$(cd "$work" && pwd)
+workloads/build/O1/gen_text "$size" > "$work/input.txt"
+workloads/build/O1/gen_y4m "$size" > "$work/input.y4m"
+block=$((size / 8 > 65536 ? size / 8 : 65536))
+
+# The command line of program $1 (it writes its result to stdout).
+command_of() {
+    local in=$work/input.txt n=$threads
+    case "$1" in
+    pigz) echo pigz -p "$n" -c "$in" ;;
+    pbzip2) echo pbzip2 -p"$n" -b$((block / 100000 > 9 ? 9 : block / 100000 + 1)) -c "$in" ;;
+    lbzip2) echo lbzip2 -n "$n" -9 -c "$in" ;;
+    xz) echo xz -T "$n" -6 --block-size="$block" -c "$in" ;;
+    zstd) echo zstd -T"$n" -3 -B$((block > 524288 ? block : 524288)) -q -c "$in" ;;
+    pzstd) echo pzstd -p "$n" -1 -q -c "$in" ;;
+    plzip) echo plzip -n "$n" -6 -B "$block" -c "$in" ;;
+    7zz) echo 7zz a -txz -mmt"$n" -m0=LZMA2:c="$block" -so -an -bd "$in" ;;
+    sort) echo sort --parallel="$n" -S 1G "$in" ;;
+    x264) echo x264 --threads "$n" --quiet -o - "$work/input.y4m" ;;
+    *) echo "real_programs.sh: unknown program $1" >&2; return 1 ;;
+    esac
+}
+
+printf '%s\n' "tf on real programs: inputs of $size bytes, $threads threads, $(nproc) cores, $("$tf" --version 2>/dev/null || echo tf)"
+printf '%-8s %-9s %14s %9s %8s %8s %8s %9s %8s %8s\n' program identical "recorded insns" replayed \
+    "W=8" "W=16" "W=32" "analyze" "trace s" "analyze s"
+status=0
+for p in ${programs//,/ }; do
+    cmd=$(command_of "$p")
+    dir=$work/$p
+    rm -rf "$dir" && mkdir -p "$dir"
+    # shellcheck disable=SC2086 # the command line is split on purpose
+    LC_ALL=C $cmd > "$dir/native.out" 2> "$dir/native.err" || true
+    start=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    LC_ALL=C "$tf" trace -o "$dir/trace" -- $cmd > "$dir/traced.out" 2> "$dir/traced.err" || true
+    mid=$(date +%s.%N)
+    rc=0
+    "$tf" analyze "$dir/trace" --warp 8,16,32 --json "$dir/analyze.json" > "$dir/analyze.txt" 2>&1 || rc=$?
+    end=$(date +%s.%N)
+    same=no
+    cmp -s "$dir/native.out" "$dir/traced.out" && same=yes
+    [ -s "$dir/native.out" ] || same="no(empty)"
+    recorded=$("$tf" info "$dir/trace" 2> /dev/null | awk '$1 == "all" && !seen { print $4; seen = 1 }')
+    if [ -s "$dir/analyze.json" ]; then
+        # Replayed ÷ recorded at the widest width: the analyzer's own count of
+        # the units' recorded instructions where it reports one, else all
+        # traced instructions (tf info).
+        read -r replayed w8 w16 w32 < <(jq -r --argjson rec "${recorded:-0}" '
+            (.results | max_by(.warp_size)) as $r
+            | ($r.recorded_thread_instructions // $rec) as $d
+            | [ (if $d > 0 then $r.thread_instructions / $d * 100 else 0 end),
+                (.results[] | select(.warp_size == (8, 16, 32)) | .simt_efficiency * 100) ]
+            | map(. * 100 | round / 100) | @tsv' "$dir/analyze.json")
+    else
+        replayed=- w8=- w16=- w32=-
+    fi
+    printf '%-8s %-9s %14s %8s%% %7s%% %7s%% %7s%% %9s %8.0f %8.0f\n' "$p" "$same" "${recorded:--}" \
+        "$replayed" "$w8" "$w16" "$w32" "exit $rc" \
+        "$(awk -v a="$start" -v b="$mid" 'BEGIN { print b - a }')" \
+        "$(awk -v a="$mid" -v b="$end" 'BEGIN { print b - a }')"
+    if [ "$same" != yes ] || [ "$rc" -ne 0 ]; then
+        status=1
+    fi
+done
+echo "(replayed: thread instructions the replay issued ÷ the units' recorded instructions, widest W;"
+echo " W=N: SIMT efficiency; analyze: tf analyze's exit status; logs in each program's directory under --work)"
+exit $status
