@@ -270,12 +270,13 @@ fn validate(args: &Args) -> Result<bool> {
         models: models.iter().map(|m| m.name.clone()).collect(),
         ..Outcome::default()
     };
+    // Before the long part, so that a bad --gpu-data fails at once.
+    outcome.gpu = gpu_outcome(args, &root, &selected, &work)?;
     for w in &selected {
         outcome.workloads.push(suite::run_workload_models(
             w, &e, &levels, &build, &tracer, &models,
         ));
     }
-    outcome.gpu = gpu_outcome(args, &root, &selected, &work);
     if let GpuOutcome::Skipped(why) = &outcome.gpu {
         eprintln!("tf-validate: GPU comparison skipped: {why}");
     }
@@ -298,7 +299,8 @@ fn validate(args: &Args) -> Result<bool> {
                 outcome
                     .workloads
                     .iter()
-                    .map(|w| w.failures.len())
+                    .map(|w| w.failures.len()
+                        + w.models.iter().filter(|m| m.figures.is_err()).count())
                     .sum::<usize>()
             )
         }
@@ -309,18 +311,20 @@ fn validate(args: &Args) -> Result<bool> {
 /// The GPU part: skipped with --no-gpu; the stored measurements of
 /// --gpu-data; else the twins profiled here, or the stored H100
 /// measurements where this machine cannot profile them.
-fn gpu_outcome(args: &Args, root: &Path, selected: &[&Workload], work: &Path) -> GpuOutcome {
-    let stored = |dir: &Path| {
-        stored::load(dir, root, selected)
-            .unwrap_or_else(|e| GpuOutcome::Skipped(format!("stored GPU measurements: {e:#}")))
-    };
+fn gpu_outcome(
+    args: &Args,
+    root: &Path,
+    selected: &[&Workload],
+    work: &Path,
+) -> Result<GpuOutcome> {
     if args.no_gpu {
-        return GpuOutcome::Skipped("--no-gpu was given".into());
+        return Ok(GpuOutcome::Skipped("--no-gpu was given".into()));
     }
     if let Some(dir) = &args.gpu_data {
-        return stored(dir);
+        return stored::load(dir, root, selected)
+            .with_context(|| format!("--gpu-data {}", dir.display()));
     }
-    match gpu::detect() {
+    Ok(match gpu::detect() {
         Ok(_) => suite::run_gpu(selected, &root.join("workloads"), work),
         Err(why) => {
             let dir = root.join(stored::H100_DIR);
@@ -328,9 +332,11 @@ fn gpu_outcome(args: &Args, root: &Path, selected: &[&Workload], work: &Path) ->
                 "tf-validate: cannot profile the twins here ({why}); comparing with {}",
                 dir.display()
             );
-            stored(&dir)
+            stored::load(&dir, root, selected).unwrap_or_else(|e| {
+                GpuOutcome::Skipped(format!("{why}, and the stored measurements: {e:#}"))
+            })
         }
-    }
+    })
 }
 
 fn write_outputs(args: &Args, root: &Path, outcome: &Outcome) -> Result<()> {

@@ -146,10 +146,15 @@ impl Outcome {
         )
     }
 
-    /// Whether every check passed and every run succeeded.
+    /// Whether every check passed and every run succeeded (the analyses
+    /// under each model included).
     pub fn all_passed(&self) -> bool {
         let s = self.summary(None);
-        s.passed == s.count && self.workloads.iter().all(|w| w.failures.is_empty())
+        s.passed == s.count
+            && self
+                .workloads
+                .iter()
+                .all(|w| w.failures.is_empty() && w.models.iter().all(|m| m.figures.is_ok()))
     }
 }
 
