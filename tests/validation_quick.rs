@@ -22,6 +22,7 @@ fn quick_workloads_meet_their_hand_derived_expectations_at_every_level() {
         tf: env!("CARGO_BIN_EXE_tf").into(),
         work: work.path().to_path_buf(),
         keep: false,
+        analyze_args: Vec::new(),
     };
     let mut failures = Vec::new();
     let mut rows = Vec::new();

@@ -91,8 +91,11 @@ fn arms_fit(
 ) -> bool {
     let from = canon.block(branch).address;
     // Longest path (in instructions) from each block to `r`; forward code
-    // is acyclic, so a depth-first walk with memoization finds it.
+    // is acyclic, so a depth-first walk with memoization finds it. A block
+    // met again on the walk's own path closes a loop: not forward code
+    // (even when every block of the loop lies above the branch).
     let mut longest: FxHashMap<CBlockId, u32> = FxHashMap::default();
+    let mut on_path: FxHashSet<CBlockId> = FxHashSet::default();
     fn walk(
         b: CBlockId,
         r: CBlockId,
@@ -103,6 +106,7 @@ fn arms_fit(
             &BlockTable,
         ),
         longest: &mut FxHashMap<CBlockId, u32>,
+        on_path: &mut FxHashSet<CBlockId>,
         limit: u32,
     ) -> Option<u32> {
         if b == r {
@@ -123,20 +127,30 @@ fn arms_fit(
         if cb.address <= from || !plain || stores(cb, table) {
             return None;
         }
-        let mut most = 0;
-        for &s in succ.get(&b).map_or(&[][..], |v| v.as_slice()) {
-            most = most.max(walk(s, r, from, ctx, longest, limit)?);
+        if !on_path.insert(b) {
+            return None;
         }
-        let n = most + cb.n_insns;
+        let mut most = Some(0);
+        for &s in succ.get(&b).map_or(&[][..], |v| v.as_slice()) {
+            most = most
+                .zip(walk(s, r, from, ctx, longest, on_path, limit))
+                .map(|(a, n)| a.max(n));
+            if most.is_none() {
+                break;
+            }
+        }
+        on_path.remove(&b);
+        let n = most? + cb.n_insns;
         if n > limit {
             return None;
         }
         longest.insert(b, n);
         Some(n)
     }
-    succ[&branch]
-        .iter()
-        .all(|&s| walk(s, r, from, (succ, canon, table), &mut longest, limit).is_some())
+    succ[&branch].iter().all(|&s| {
+        let ctx = (succ, canon, table);
+        walk(s, r, from, ctx, &mut longest, &mut on_path, limit).is_some()
+    })
 }
 
 /// Whether a canonical block has a store operand.
@@ -149,4 +163,44 @@ fn stores(cb: &crate::blocks::CBlock, table: &BlockTable) -> bool {
     let first = first_op as usize;
     ops.get(first..first + cb.n_ops as usize)
         .is_none_or(|ops| ops.iter().any(|o| o.write))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tf_trace::{BlockDef, Trace, TraceWriter};
+
+    /// `if (c) { loop }`: the arm holds a loop whose blocks all lie above
+    /// the branch (0x100 → 0x101 ⇄ 0x102 → 0x104, 0x100 → 0x104). Not
+    /// forward code, so not predicable, at any limit; and the walk ends.
+    #[test]
+    fn a_loop_inside_an_arm_is_not_predicable() {
+        let dir = std::env::temp_dir().join(format!("tf-predicate-loop-{}", std::process::id()));
+        let mut w = TraceWriter::create(&dir).unwrap();
+        let f = w.function(0x100, 0, "f").unwrap();
+        let block = |a: u64, n: usize, end: EndKind| {
+            BlockDef::new(a).insns(&vec![1; n]).end(end).function(f)
+        };
+        w.block(&block(0x100, 1, EndKind::Branch)).unwrap();
+        w.block(&block(0x101, 1, EndKind::Fallthrough)).unwrap();
+        w.block(&block(0x102, 2, EndKind::Branch)).unwrap();
+        w.block(&block(0x104, 1, EndKind::Return)).unwrap();
+        w.finish().unwrap();
+        let trace = Trace::open(&dir).unwrap();
+        let canon = CanonicalBlocks::build(trace.blocks());
+        let cfg = FunctionCfg {
+            entries: vec![0],
+            edges: vec![(0, 1), (0, 3), (1, 2), (2, 1), (2, 3), (3, VEXIT)],
+        };
+        let ipdom: IpdomMap = [
+            ((0x100, 0), 3),
+            ((0x100, 1), 2),
+            ((0x100, 2), 3),
+            ((0x100, 3), VEXIT),
+        ]
+        .into_iter()
+        .collect();
+        assert!(predicable(0x100, &cfg, &ipdom, &canon, trace.blocks(), 100).is_empty());
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -143,6 +143,34 @@ pub fn pearson(pairs: &[(f64, f64)]) -> Option<f64> {
     (d > 0.0).then(|| sxy / d)
 }
 
+/// How well one set of figures follows another: the number of pairs, the
+/// mean absolute difference and Pearson's r.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Agreement {
+    /// How many pairs.
+    pub count: usize,
+    /// Mean absolute difference, in the figures' own unit.
+    pub mae: Option<f64>,
+    /// Pearson's correlation coefficient.
+    pub pearson: Option<f64>,
+}
+
+impl Agreement {
+    /// The agreement of `(tf, reference)` pairs.
+    ///
+    /// ```
+    /// let a = tf_validate::compare::Agreement::of(&[(1.0, 2.0), (3.0, 3.0)]);
+    /// assert_eq!((a.count, a.mae, a.pearson), (2, Some(0.5), Some(1.0)));
+    /// ```
+    pub fn of(pairs: &[(f64, f64)]) -> Agreement {
+        Agreement {
+            count: pairs.len(),
+            mae: mae(pairs),
+            pearson: pearson(pairs),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +229,27 @@ mod tests {
         assert_eq!((s.count, s.passed), (3, 1));
         assert!((s.simt_mae_pp.unwrap() - 1.0).abs() < 1e-9);
         assert!((s.sectors_mae_rel.unwrap() - 0.1).abs() < 1e-9);
+    }
+
+    /// MAE and Pearson's r on numbers worked out by hand:
+    /// x = 1, 2, 3, 4 and y = 2, 4, 5, 9: |x − y| = 1, 2, 2, 5, MAE 2.5;
+    /// means 2.5 and 5, deviations (−1.5, −0.5, 0.5, 1.5) and (−3, −1, 0, 4),
+    /// Σdxdy = 4.5 + 0.5 + 0 + 6 = 11, Σdx² = 5, Σdy² = 26,
+    /// r = 11 / √130 = 0.964763.
+    #[test]
+    fn agreement_matches_hand_computed_figures() {
+        let a = Agreement::of(&[(1.0, 2.0), (2.0, 4.0), (3.0, 5.0), (4.0, 9.0)]);
+        assert_eq!(a.count, 4);
+        assert!((a.mae.unwrap() - 2.5).abs() < 1e-12);
+        assert!((a.pearson.unwrap() - 0.964_763).abs() < 1e-6);
+        // Perfectly anti-correlated, constant difference 0 in the middle.
+        let b = Agreement::of(&[(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]);
+        assert!((b.mae.unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        assert!((b.pearson.unwrap() + 1.0).abs() < 1e-12);
+        // One side constant: no correlation, the MAE still stands.
+        let c = Agreement::of(&[(1.0, 0.5), (1.0, 0.7)]);
+        assert_eq!(c.pearson, None);
+        assert!((c.mae.unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(Agreement::of(&[]), Agreement::default());
     }
 }

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use tf_validate::expect::{Expectations, Workload};
 use tf_validate::measure::{build_workloads, run, Tracer};
+use tf_validate::model::Model;
 use tf_validate::report::{self, GpuOutcome, Outcome};
-use tf_validate::{gpu, pigz, suite};
+use tf_validate::{gpu, pigz, stored, suite};
 
 /// Traces and analyzes the workloads of `workloads/` at every -O level and
 /// warp width, compares with the hand-derived expectations of
@@ -49,8 +50,23 @@ struct Args {
     #[arg(long)]
     pigz: bool,
     /// Skip the GPU comparison even where a GPU, nvcc and ncu are available
-    #[arg(long)]
+    #[arg(long, conflicts_with = "gpu_data")]
     no_gpu: bool,
+    /// Compare with GPU measurements stored in this directory instead of
+    /// profiling the twins [default without a GPU, nvcc and ncu:
+    /// validation/gpu/h100, measured on an H100]
+    #[arg(long, value_name = "DIR")]
+    gpu_data: Option<PathBuf>,
+    /// Replay models to compare against the GPU, comma-separated: parts
+    /// joined by `+`, each a `--reconverge` model (ipdom, none, min-pc),
+    /// `predicateN` (`--predicate N`) or `spin`/`serialize` (`--lock-model`);
+    /// e.g. ipdom,none,min-pc,ipdom+predicate4,ipdom+spin
+    #[arg(long, value_delimiter = ',')]
+    models: Vec<String>,
+    /// Options added to every `tf analyze` run, whitespace-separated
+    /// (e.g. "--reconverge none")
+    #[arg(long, allow_hyphen_values = true, value_name = "ARGS")]
+    analyze_args: Option<String>,
     /// Only check the CUDA twins on the CPU: build them with the host C++
     /// compiler (workloads/cuda/host_stub.h) and compare what they print with
     /// what the C workloads print
@@ -204,6 +220,7 @@ fn validate(args: &Args) -> Result<bool> {
         return Ok(ok);
     }
     let levels = levels(&e, args)?;
+    let models = Model::parse_all(&args.models)?;
     let tf = match &args.tf {
         Some(p) => p.clone(),
         None => build_tf(&root)?,
@@ -235,6 +252,13 @@ fn validate(args: &Args) -> Result<bool> {
         tf,
         work: work.clone(),
         keep: args.keep,
+        analyze_args: args
+            .analyze_args
+            .as_deref()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
     };
     let build = workloads_dir.join("build");
     let mut outcome = Outcome {
@@ -243,18 +267,16 @@ fn validate(args: &Args) -> Result<bool> {
         levels: levels.clone(),
         widths: e.widths.clone(),
         tolerance: Some(e.tolerance),
+        models: models.iter().map(|m| m.name.clone()).collect(),
         ..Outcome::default()
     };
+    // Before the long part, so that a bad --gpu-data fails at once.
+    outcome.gpu = gpu_outcome(args, &root, &selected, &work)?;
     for w in &selected {
-        outcome
-            .workloads
-            .push(suite::run_workload(w, &e, &levels, &build, &tracer));
+        outcome.workloads.push(suite::run_workload_models(
+            w, &e, &levels, &build, &tracer, &models,
+        ));
     }
-    outcome.gpu = if args.no_gpu {
-        GpuOutcome::Skipped("--no-gpu was given".into())
-    } else {
-        suite::run_gpu(&selected, &workloads_dir, &work)
-    };
     if let GpuOutcome::Skipped(why) = &outcome.gpu {
         eprintln!("tf-validate: GPU comparison skipped: {why}");
     }
@@ -277,12 +299,44 @@ fn validate(args: &Args) -> Result<bool> {
                 outcome
                     .workloads
                     .iter()
-                    .map(|w| w.failures.len())
+                    .map(|w| w.failures.len()
+                        + w.models.iter().filter(|m| m.figures.is_err()).count())
                     .sum::<usize>()
             )
         }
     );
     Ok(outcome.all_passed())
+}
+
+/// The GPU part: skipped with --no-gpu; the stored measurements of
+/// --gpu-data; else the twins profiled here, or the stored H100
+/// measurements where this machine cannot profile them.
+fn gpu_outcome(
+    args: &Args,
+    root: &Path,
+    selected: &[&Workload],
+    work: &Path,
+) -> Result<GpuOutcome> {
+    if args.no_gpu {
+        return Ok(GpuOutcome::Skipped("--no-gpu was given".into()));
+    }
+    if let Some(dir) = &args.gpu_data {
+        return stored::load(dir, root, selected)
+            .with_context(|| format!("--gpu-data {}", dir.display()));
+    }
+    Ok(match gpu::detect() {
+        Ok(_) => suite::run_gpu(selected, &root.join("workloads"), work),
+        Err(why) => {
+            let dir = root.join(stored::H100_DIR);
+            eprintln!(
+                "tf-validate: cannot profile the twins here ({why}); comparing with {}",
+                dir.display()
+            );
+            stored::load(&dir, root, selected).unwrap_or_else(|e| {
+                GpuOutcome::Skipped(format!("{why}, and the stored measurements: {e:#}"))
+            })
+        }
+    })
 }
 
 fn write_outputs(args: &Args, root: &Path, outcome: &Outcome) -> Result<()> {

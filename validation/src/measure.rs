@@ -201,6 +201,8 @@ pub struct Tracer {
     pub work: PathBuf,
     /// Keep the traces.
     pub keep: bool,
+    /// Options added to every `tf analyze` (`--analyze-args`).
+    pub analyze_args: Vec<String>,
 }
 
 /// One traced and analyzed run.
@@ -223,8 +225,16 @@ impl Tracer {
     /// Traces `job.program` with `tf trace` and analyzes the trace at
     /// `job.widths` with `tf analyze --json`; returns the JSON.
     pub fn trace_and_analyze(&self, job: &Run) -> Result<Value> {
+        let trace = self.trace(job)?;
+        let value = self.analyze(&trace, job, "", &[]);
+        self.discard(&trace);
+        value
+    }
+
+    /// Traces `job.program` with `tf trace` into the work directory; returns
+    /// the trace directory.
+    pub fn trace(&self, job: &Run) -> Result<PathBuf> {
         let trace = self.work.join(&job.name);
-        let json = self.work.join(format!("{}.json", job.name));
         if trace.exists() {
             std::fs::remove_dir_all(&trace)
                 .with_context(|| format!("removing {}", trace.display()))?;
@@ -238,10 +248,18 @@ impl Tracer {
             .args(job.args)
             .envs(job.env);
         run(&mut t).context("tracing")?;
+        Ok(trace)
+    }
+
+    /// Analyzes `trace` at `job.widths` with `tf analyze --json`, with the
+    /// tracer's `analyze_args` and then `extra`; returns the JSON. `tag`
+    /// tells the JSON files of several analyses of one trace apart.
+    pub fn analyze(&self, trace: &Path, job: &Run, tag: &str, extra: &[String]) -> Result<Value> {
+        let json = self.work.join(format!("{}{tag}.json", job.name));
         let widths: Vec<String> = job.widths.iter().map(u32::to_string).collect();
         let mut a = Command::new(&self.tf);
         a.arg("analyze")
-            .arg(&trace)
+            .arg(trace)
             .arg("--warp")
             .arg(widths.join(","))
             .arg("--json")
@@ -249,15 +267,22 @@ impl Tracer {
         if let Some(unit) = job.unit {
             a.arg("--unit").arg(unit);
         }
+        a.args(&self.analyze_args).args(extra);
         run(&mut a)?;
         let text = std::fs::read(&json).with_context(|| format!("reading {}", json.display()))?;
         let value =
             serde_json::from_slice(&text).with_context(|| format!("parsing {}", json.display()))?;
         if !self.keep {
-            std::fs::remove_dir_all(&trace).ok();
             std::fs::remove_file(&json).ok();
         }
         Ok(value)
+    }
+
+    /// Removes `trace` unless the traces are kept.
+    pub fn discard(&self, trace: &Path) {
+        if !self.keep {
+            std::fs::remove_dir_all(trace).ok();
+        }
     }
 }
 

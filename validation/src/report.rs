@@ -1,9 +1,10 @@
 //! The outputs: a Markdown report (sections between markers, so that a
 //! hand-written document around them survives regeneration) and a CSV.
 
-use crate::compare::{mae, pearson, Row, Summary};
+use crate::compare::{Row, Summary};
 use crate::expect::{Metric, Tolerance};
 use crate::gpu::GpuFigures;
+use crate::measure::Figures;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -27,6 +28,8 @@ pub struct Outcome {
     pub workloads: Vec<WorkloadOutcome>,
     /// The GPU comparison, or why there is none.
     pub gpu: GpuOutcome,
+    /// The replay models compared against the GPU (`--models`), in order.
+    pub models: Vec<String>,
     /// The pigz runs, when asked for.
     pub pigz: Option<Result<Vec<PigzOutcome>, String>>,
 }
@@ -46,6 +49,20 @@ pub struct WorkloadOutcome {
     pub rows: Vec<Row>,
     /// Levels whose run failed, with the reason.
     pub failures: Vec<(String, String)>,
+    /// Whole-unit figures at W = 32 under each model, per level (workloads
+    /// with a CUDA twin only).
+    pub models: Vec<ModelFigures>,
+}
+
+/// A workload's whole-unit figures at W = 32 under one model at one level.
+#[derive(Clone, Debug)]
+pub struct ModelFigures {
+    /// The model's name (`--models`).
+    pub model: String,
+    /// The -O level.
+    pub level: String,
+    /// The figures, or why the analysis failed.
+    pub figures: Result<Figures, String>,
 }
 
 /// The GPU part.
@@ -53,12 +70,38 @@ pub struct WorkloadOutcome {
 pub enum GpuOutcome {
     /// Not run, and why.
     Skipped(String),
-    /// Run on `device`; per workload with a twin, its figures or the error.
+    /// Run on `device` (or read from its stored measurements); per
+    /// workload with a twin, its figures or the error.
     Ran {
         /// The GPU.
         device: String,
+        /// Where the figures come from.
+        source: GpuSource,
         /// Per workload name.
         twins: BTreeMap<String, Result<GpuFigures, String>>,
+        /// Twins whose sources changed since they were measured, with what
+        /// changed: reported, left out of the statistics.
+        stale: BTreeMap<String, String>,
+    },
+}
+
+/// Where GPU figures come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GpuSource {
+    /// Profiled with ncu during this run.
+    Live,
+    /// Read from measurements stored in the repository.
+    Stored {
+        /// Their directory.
+        dir: String,
+        /// The day they were measured.
+        date: String,
+        /// The commit whose twin sources were measured (abbreviated).
+        commit: String,
+        /// Compiler and profiler versions.
+        tools: String,
+        /// How the twins were built.
+        build: String,
     },
 }
 
@@ -103,52 +146,23 @@ impl Outcome {
         )
     }
 
-    /// Whether every check passed and every run succeeded.
+    /// Whether every check passed and every run succeeded (the analyses
+    /// under each model included).
     pub fn all_passed(&self) -> bool {
         let s = self.summary(None);
-        s.passed == s.count && self.workloads.iter().all(|w| w.failures.is_empty())
-    }
-
-    /// tf's whole-unit figure against the GPU's, per workload with a twin,
-    /// at `level` and width 32: (tf, GPU) pairs for efficiency and for
-    /// load and store sectors per request.
-    pub fn gpu_pairs(&self, level: &str) -> [Vec<(String, f64, f64)>; 3] {
-        let mut out: [Vec<(String, f64, f64)>; 3] = Default::default();
-        let GpuOutcome::Ran { twins, .. } = &self.gpu else {
-            return out;
-        };
-        for w in &self.workloads {
-            let Some(Ok(g)) = twins.get(&w.name) else {
-                continue;
-            };
-            let tf = |m: Metric| {
-                w.rows
-                    .iter()
-                    .find(|r| {
-                        r.function == UNITS && r.level == level && r.width == 32 && r.metric == m
-                    })
-                    .and_then(|r| r.measured)
-            };
-            let sides = [
-                (tf(Metric::Simt), Some(g.simt)),
-                (tf(Metric::HeapLoads), g.load_sectors),
-                (tf(Metric::HeapStores), g.store_sectors),
-            ];
-            for (slot, side) in out.iter_mut().zip(sides) {
-                if let (Some(a), Some(b)) = side {
-                    slot.push((w.name.clone(), a, b));
-                }
-            }
-        }
-        out
+        s.passed == s.count
+            && self
+                .workloads
+                .iter()
+                .all(|w| w.failures.is_empty() && w.models.iter().all(|m| m.figures.is_ok()))
     }
 }
 
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.2}", x * 100.0)
 }
 
-fn sectors(x: f64) -> String {
+pub(crate) fn sectors(x: f64) -> String {
     format!("{x:.3}")
 }
 
@@ -184,7 +198,7 @@ fn cell(row: Option<&Row>, tolerance: &Tolerance) -> String {
     s
 }
 
-fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
+pub(crate) fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
     x.map(f).unwrap_or_else(|| "—".into())
 }
 
@@ -272,7 +286,7 @@ pub fn results_markdown(o: &Outcome) -> String {
         workload_table(&mut m, w, o, &tolerance);
     }
     units_table(&mut m, o);
-    gpu_markdown(&mut m, o);
+    crate::gpu_report::markdown(&mut m, o);
     m
 }
 
@@ -386,94 +400,6 @@ fn units_table(m: &mut String, o: &Outcome) {
     m.push('\n');
 }
 
-fn gpu_markdown(m: &mut String, o: &Outcome) {
-    writeln!(m, "### Against a GPU\n").unwrap();
-    let twins = match &o.gpu {
-        GpuOutcome::Skipped(why) => {
-            writeln!(m, "**Not run: {why}.** The CUDA twins (`workloads/cuda`) and the Nsight Compute comparison need a machine with an NVIDIA GPU, nvcc and ncu; there tf-validate builds the twins, profiles them with ncu and compares tf's whole-unit figures at W = 32 with the GPU's.").unwrap();
-            return;
-        }
-        GpuOutcome::Ran { device, twins } => {
-            writeln!(
-                m,
-                "CUDA twins built with nvcc -O3, profiled with Nsight Compute on {device}. \
-                 tf: all units at W = 32 (SIMT efficiency; heap sectors per load / store \
-                 request); GPU: `{}` / 32, `{}` / `{}`, and the `_op_st` equivalents.\n",
-                crate::gpu::RATIO,
-                crate::gpu::LD_SECTORS,
-                crate::gpu::LD_REQUESTS
-            )
-            .unwrap();
-            twins
-        }
-    };
-    for (name, t) in twins {
-        if let Err(e) = t {
-            writeln!(m, "- {name}: **failed**: {e}").unwrap();
-        }
-    }
-    writeln!(
-        m,
-        "\n| -O level | SIMT MAE (pp) | SIMT Pearson | load sectors MAE (%) | load Pearson | store sectors MAE (%) | store Pearson |"
-    )
-    .unwrap();
-    writeln!(m, "|---|---:|---:|---:|---:|---:|---:|").unwrap();
-    for level in &o.levels {
-        let [simt, ld, st] = o.gpu_pairs(level);
-        let plain = |v: &[(String, f64, f64)]| -> Vec<(f64, f64)> {
-            v.iter().map(|(_, a, b)| (*a, *b)).collect()
-        };
-        let rel = |v: &[(String, f64, f64)]| -> Option<f64> {
-            let r: Vec<f64> = v.iter().map(|(_, a, b)| (a - b).abs() / b).collect();
-            crate::compare::mean(&r)
-        };
-        let r = |x: Option<f64>| opt(x, |x| format!("{x:.3}"));
-        writeln!(
-            m,
-            "| -{level} | {} | {} | {} | {} | {} | {} |",
-            opt(mae(&plain(&simt)), |x| format!("{:.2}", x * 100.0)),
-            r(pearson(&plain(&simt))),
-            opt(rel(&ld), |x| format!("{:.1}", x * 100.0)),
-            r(pearson(&plain(&ld))),
-            opt(rel(&st), |x| format!("{:.1}", x * 100.0)),
-            r(pearson(&plain(&st))),
-        )
-        .unwrap();
-    }
-    writeln!(
-        m,
-        "\n| workload | GPU SIMT % | GPU ld | GPU st | tf SIMT % by -O | tf ld by -O | tf st by -O |"
-    )
-    .unwrap();
-    writeln!(m, "|---|---:|---:|---:|---|---|---|").unwrap();
-    for (name, t) in twins {
-        let Ok(g) = t else { continue };
-        let mut by = [Vec::new(), Vec::new(), Vec::new()];
-        for level in &o.levels {
-            let pairs = o.gpu_pairs(level);
-            for (k, p) in pairs.iter().enumerate() {
-                let v = p.iter().find(|(n, _, _)| n == name).map(|(_, a, _)| *a);
-                by[k].push(match k {
-                    0 => opt(v, pct),
-                    _ => opt(v, sectors),
-                });
-            }
-        }
-        writeln!(
-            m,
-            "| {name} | {} | {} | {} | {} | {} | {} |",
-            pct(g.simt),
-            opt(g.load_sectors, sectors),
-            opt(g.store_sectors, sectors),
-            by[0].join(" / "),
-            by[1].join(" / "),
-            by[2].join(" / ")
-        )
-        .unwrap();
-    }
-    m.push('\n');
-}
-
 /// The Markdown of the pigz runs.
 pub fn pigz_markdown(runs: &Result<Vec<PigzOutcome>, String>, widths: &[u32]) -> String {
     let mut m = String::new();
@@ -512,7 +438,8 @@ pub fn pigz_markdown(runs: &Result<Vec<PigzOutcome>, String>, widths: &[u32]) ->
 /// The CSV: one line per workload, function, level, width and metric, with
 /// the expectation (`reference` = `hand`) where there is one, and one per
 /// workload, level and GPU metric (`reference` = `gpu`, function `[units]`,
-/// width 32) where the GPU part ran.
+/// width 32) where the GPU part ran, and per model (`reference` =
+/// `gpu:MODEL`, SIMT efficiency only).
 pub fn csv(o: &Outcome) -> String {
     let tolerance = o.tolerance.unwrap_or(Tolerance {
         simt_pp: 0.0,
@@ -545,31 +472,7 @@ pub fn csv(o: &Outcome) -> String {
             .unwrap();
         }
     }
-    for level in &o.levels {
-        let pairs = o.gpu_pairs(level);
-        let metrics = [Metric::Simt, Metric::HeapLoads, Metric::HeapStores];
-        for (metric, p) in metrics.iter().zip(pairs.iter()) {
-            for (name, tf, gpu) in p {
-                let row = Row {
-                    workload: name.clone(),
-                    function: UNITS.into(),
-                    level: level.clone(),
-                    width: 32,
-                    metric: *metric,
-                    measured: Some(*tf),
-                    expected: Some(*gpu),
-                };
-                writeln!(
-                    s,
-                    "{name},{UNITS},{level},32,{metric},{},gpu,{},{},",
-                    num(Some(*tf)),
-                    num(Some(*gpu)),
-                    num(row.error())
-                )
-                .unwrap();
-            }
-        }
-    }
+    crate::gpu_report::csv_rows(&mut s, o);
     s
 }
 
@@ -610,6 +513,7 @@ mod tests {
                     row(UNITS, Metric::HeapLoads, 4.0, None),
                 ],
                 failures: vec![],
+                models: vec![],
             }],
             ..Outcome::default()
         }
@@ -634,6 +538,8 @@ mod tests {
         let mut o = outcome();
         o.gpu = GpuOutcome::Ran {
             device: "GPU 0".into(),
+            source: GpuSource::Live,
+            stale: BTreeMap::new(),
             twins: [(
                 "w".to_string(),
                 Ok(GpuFigures {

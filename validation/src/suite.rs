@@ -5,8 +5,9 @@ use crate::compare::Row;
 use crate::expect::{Expectations, Metric, Workload};
 use crate::gpu::{self, GpuFigures};
 use crate::measure::{module_of, read_report, Run, Tracer, WidthFigures};
-use crate::report::{GpuOutcome, WorkloadOutcome, UNITS};
-use anyhow::Result;
+use crate::model::Model;
+use crate::report::{GpuOutcome, GpuSource, ModelFigures, WorkloadOutcome, UNITS};
+use anyhow::{anyhow, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
@@ -69,6 +70,19 @@ pub fn run_workload(
     build: &Path,
     tracer: &Tracer,
 ) -> WorkloadOutcome {
+    run_workload_models(w, e, levels, build, tracer, &[])
+}
+
+/// [`run_workload`], and when `w` has a CUDA twin, each trace analyzed
+/// again at W = 32 under every model of `models` (whole-unit figures).
+pub fn run_workload_models(
+    w: &Workload,
+    e: &Expectations,
+    levels: &[String],
+    build: &Path,
+    tracer: &Tracer,
+    models: &[Model],
+) -> WorkloadOutcome {
     let mut out = WorkloadOutcome {
         name: w.name.clone(),
         about: w.about.clone(),
@@ -78,19 +92,45 @@ pub fn run_workload(
     };
     let functions = w.functions();
     let env = e.env_of(w);
+    let models = if w.cuda.is_some() { models } else { &[] };
     for level in levels {
         let start = Instant::now();
         let program = build.join(level).join(&w.program);
-        let measured = tracer
-            .trace_and_analyze(&Run {
-                name: format!("{}-{level}", w.name),
-                program: &program,
-                args: &w.args,
-                env: &env,
-                unit: Some(&w.unit),
-                widths: &e.widths,
-            })
-            .and_then(|json| read_report(&json, &e.widths, &functions, &module_of(&program)));
+        let module = module_of(&program);
+        let job = Run {
+            name: format!("{}-{level}", w.name),
+            program: &program,
+            args: &w.args,
+            env: &env,
+            unit: Some(&w.unit),
+            widths: &e.widths,
+        };
+        let trace = tracer.trace(&job);
+        let measured = trace.as_ref().map_err(|e| anyhow!("{e:#}")).and_then(|t| {
+            tracer
+                .analyze(t, &job, "", &[])
+                .and_then(|json| read_report(&json, &e.widths, &functions, &module))
+        });
+        for m in models {
+            let figures = trace.as_ref().map_err(|e| anyhow!("{e:#}")).and_then(|t| {
+                let at32 = Run {
+                    name: job.name.clone(),
+                    widths: &[32],
+                    ..job
+                };
+                let json = tracer.analyze(t, &at32, &format!("-{}", m.name), &m.args)?;
+                let mut widths = read_report(&json, &[32], &[], &module)?;
+                Ok(widths.remove(0).whole)
+            });
+            out.models.push(ModelFigures {
+                model: m.name.clone(),
+                level: level.clone(),
+                figures: figures.map_err(|e| format!("{e:#}")),
+            });
+        }
+        if let Ok(t) = &trace {
+            tracer.discard(t);
+        }
         let rows = match measured {
             Ok(figures) => rows(w, level, &e.widths, &figures),
             Err(err) => {
@@ -104,8 +144,13 @@ pub fn run_workload(
             .filter(|r| r.passes(&e.tolerance) == Some(false))
             .count();
         eprintln!(
-            "tf-validate: {} -{level}: {checked} checks, {missed} missed ({:.1} s)",
+            "tf-validate: {} -{level}: {checked} checks, {missed} missed{} ({:.1} s)",
             w.name,
+            if models.is_empty() {
+                String::new()
+            } else {
+                format!(", {} model(s)", models.len())
+            },
             start.elapsed().as_secs_f64()
         );
         out.rows.extend(rows);
@@ -142,7 +187,12 @@ pub fn run_gpu(workloads: &[&Workload], workloads_dir: &Path, work: &Path) -> Gp
         let r: Result<GpuFigures> = gpu::profile(&program, &twin.args, &twin.kernels, &log);
         twins.insert(w.name.clone(), r.map_err(|e| format!("{e:#}")));
     }
-    GpuOutcome::Ran { device, twins }
+    GpuOutcome::Ran {
+        device,
+        source: GpuSource::Live,
+        twins,
+        stale: BTreeMap::new(),
+    }
 }
 
 #[cfg(test)]
