@@ -4,23 +4,22 @@ use crate::blocks::CanonicalBlocks;
 use crate::cfg::{CfgBuilder, Cfgs};
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
-use crate::lanes::UnitCache;
+
 use crate::loops::outermost_loop;
+use crate::naming::{incomplete, Naming};
 use crate::predicate::{predicable, Predicable};
-use crate::replay::{IpdomMap, Lane, LockModel, Reconvergence, Replay, WarpStats};
-use crate::results::{
-    sort_functions, sort_locks, FunctionResult, LockResult, MemoryReport, Report, Shard,
-    ThreadReport, WidthResult,
-};
+use crate::replay::{IpdomMap, LockModel, Reconvergence, Replay};
+use crate::results::{Report, Shard, ThreadReport, WidthResult};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
 use crate::segments::Segments;
-use crate::sink::{Context, IssueSink, LaneInfo, Nobody, Observer, WarpInfo};
-use crate::stats::FunctionStats;
+use crate::sink::{Context, Nobody, Observer};
 use crate::symbols::{SourceLines, Symbols};
-use crate::units::{CallSet, Cutter, LoopSpec, Unit, UnitSpec};
+use crate::unit_rule::UnitsRule;
+use crate::units::{Cutter, LoopSpec, Unit, UnitSpec};
+use crate::warp_jobs::WarpJobs;
 use crate::warps::Batch;
 use rayon::prelude::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use tf_trace::{FunctionId, Trace};
 
 /// What to analyse, and how.
@@ -292,63 +291,15 @@ pub fn analyze_observed<O: Observer>(
             lock_model: opts.lock_model,
         })
         .collect();
-    let totals: Vec<WarpStats> = jobs
-        .par_iter()
-        .try_fold(
-            || {
-                (
-                    vec![WarpStats::default(); replays.len()],
-                    UnitCache::default(),
-                )
-            },
-            |(mut acc, mut cache), &(k, index, members)| {
-                // Fewer warps than cores: decode each long lane on a thread of its own.
-                let ahead = jobs.len() < rayon::current_num_threads();
-                let stats = std::thread::scope(|scope| {
-                    let lanes = members
-                        .iter()
-                        .map(|&i| {
-                            let u = units[i];
-                            let stack = stacks.get(&u.tid).copied().unwrap_or((0, 0));
-                            let chunks = chunks.get(&u.tid).copied().unwrap_or(&[]);
-                            let source =
-                                cache.source(trace, &canon, u, chunks, ahead.then_some(scope))?;
-                            Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let recorded: u64 = members.iter().map(|&i| units[i].insns).sum();
-                    if !O::ACTIVE {
-                        return replays[k].run(lanes, None).map(|s| s.recorded(recorded));
-                    }
-                    let infos: Vec<LaneInfo> = members
-                        .iter()
-                        .zip(&lanes)
-                        .map(|(&i, lane)| LaneInfo {
-                            tid: units[i].tid,
-                            unit: i,
-                            stack: lane.stack(),
-                            sp: lane.sp(),
-                        })
-                        .collect();
-                    let info = WarpInfo {
-                        width: replays[k].width,
-                        index,
-                        lanes: &infos,
-                    };
-                    let mut sink = observer.begin(&ctx, &info);
-                    let stats = replays[k].run(lanes, Some(&mut sink as &mut dyn IssueSink));
-                    observer.end(&ctx, &info, sink);
-                    stats.map(|s| s.recorded(recorded))
-                })?;
-                acc[k] = std::mem::take(&mut acc[k]).merge(stats);
-                Ok::<_, tf_trace::Error>((acc, cache))
-            },
-        )
-        .map(|r| r.map(|(acc, _)| acc))
-        .try_reduce(
-            || vec![WarpStats::default(); replays.len()],
-            |a, b| Ok(a.into_iter().zip(b).map(|(x, y)| x.merge(y)).collect()),
-        )?;
+    let totals = WarpJobs {
+        trace,
+        canon: &canon,
+        units: &units,
+        stacks: &stacks,
+        chunks: &chunks,
+        replays: &replays,
+    }
+    .run(&jobs, observer, &ctx)?;
     let results: Vec<WidthResult> = opts
         .widths
         .iter()
@@ -400,268 +351,4 @@ pub fn analyze_observed<O: Observer>(
         results,
         warnings,
     })
-}
-
-/// Why the replays of `results` do not cover every recorded instruction.
-pub(crate) fn incomplete(results: &[WidthResult]) -> Vec<String> {
-    let mut why = Vec::new();
-    for r in results {
-        if r.unfinished_units > 0 {
-            why.push(format!(
-                "W={}: {} of {} units did not finish in the replay",
-                r.warp_size, r.unfinished_units, r.units
-            ));
-        }
-        let replayed = r.thread_instructions
-            - r.predicated_off_thread_instructions
-            - r.spinning_thread_instructions;
-        if replayed != r.recorded_thread_instructions {
-            let share = replayed as f64 / r.recorded_thread_instructions.max(1) as f64;
-            why.push(format!(
-                "W={}: {} of {} recorded instructions were replayed ({:.2}%)",
-                r.warp_size,
-                replayed,
-                r.recorded_thread_instructions,
-                100.0 * share
-            ));
-        }
-    }
-    why
-}
-
-/// How units are cut, resolved against the trace's functions.
-enum UnitsRule {
-    Whole,
-    /// Calls of these entries in every thread.
-    Calls(HashSet<u64>),
-    /// Calls of each thread's start routine (`main` for a thread without one).
-    StartRoutines(Option<u64>),
-    /// Iterations of the loop of one of these functions (`FN`, entries).
-    Iterations(String, Vec<u64>),
-}
-
-impl UnitsRule {
-    fn new(spec: &UnitSpec, symbols: &Symbols) -> Result<UnitsRule, Error> {
-        let entries = |name: &str| -> Result<Vec<u64>, Error> {
-            let found: Vec<u64> = symbols
-                .find(name)
-                .into_iter()
-                .filter_map(|f| symbols.entry(f))
-                .collect();
-            if found.is_empty() {
-                Err(Error::NoFunction(spec.to_string(), name.to_string()))
-            } else {
-                Ok(found)
-            }
-        };
-        Ok(match spec {
-            UnitSpec::Thread => UnitsRule::Whole,
-            UnitSpec::Call(f) => UnitsRule::Calls(entries(f)?.into_iter().collect()),
-            UnitSpec::Iter(f) => UnitsRule::Iterations(f.clone(), entries(f)?),
-            UnitSpec::Auto => {
-                let omp: HashSet<u64> = symbols
-                    .matching(|n| n.contains("._omp_fn.") || n.contains(".omp_outlined."))
-                    .into_iter()
-                    .filter_map(|f| symbols.entry(f))
-                    .collect();
-                if omp.is_empty() {
-                    let main = symbols.find("main").first().and_then(|&f| symbols.entry(f));
-                    UnitsRule::StartRoutines(main)
-                } else {
-                    UnitsRule::Calls(omp)
-                }
-            }
-        })
-    }
-
-    /// The cutter of a thread whose start routine is `start` (0 = unknown).
-    fn cutter(&self, start: u64) -> Cutter {
-        match self {
-            UnitsRule::Whole | UnitsRule::Iterations(..) => Cutter::Whole,
-            UnitsRule::Calls(set) => Cutter::Calls(
-                CallSet {
-                    entries: set.clone(),
-                },
-                false,
-            ),
-            UnitsRule::StartRoutines(main) => match if start != 0 { Some(start) } else { *main } {
-                Some(e) => Cutter::Calls(
-                    CallSet {
-                        entries: HashSet::from([e]),
-                    },
-                    true,
-                ),
-                None => Cutter::Whole,
-            },
-        }
-    }
-}
-
-/// Names and places for the report: functions, source lines, lock symbols.
-struct Naming<'a> {
-    functions: &'a FunctionTable,
-    lines: &'a SourceLines,
-    /// Skipped instructions per function.
-    skipped_in: HashMap<FunctionId, u64>,
-    skipped: u64,
-}
-
-impl<'a> Naming<'a> {
-    fn new(
-        functions: &'a FunctionTable,
-        lines: &'a SourceLines,
-        scans: &[ThreadScan],
-    ) -> Naming<'a> {
-        let mut skipped_in: HashMap<FunctionId, u64> = HashMap::new();
-        for s in scans {
-            for &((sym, frame), n) in &s.skipped_in {
-                let f = if sym != 0 {
-                    sym
-                } else {
-                    functions.frame(frame)
-                };
-                *skipped_in.entry(f).or_default() += n;
-            }
-        }
-        Naming {
-            functions,
-            lines,
-            skipped_in,
-            skipped: scans.iter().map(|s| s.skipped.instructions()).sum(),
-        }
-    }
-
-    fn width_result(
-        &self,
-        total: &WarpStats,
-        width: usize,
-        units: usize,
-        warps: usize,
-    ) -> WidthResult {
-        let all_warp = total.insns.warp_instructions.max(1) as f64;
-        let mut functions: Vec<FunctionResult> = total
-            .functions
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.insns.warp_instructions > 0)
-            .map(|(id, f)| self.function_result(id as FunctionId, f, width, all_warp))
-            .collect();
-        sort_functions(&mut functions);
-        let mut locks: Vec<LockResult> = total
-            .locks
-            .iter()
-            .map(|(&addr, l)| LockResult {
-                address: format!("{addr:#x}"),
-                symbol: self.lines.symbol(addr),
-                kind: lock_kind_name(l.kind),
-                acquisitions: l.acquisitions,
-                contentions: l.contentions,
-                serialized_lanes: l.serialized_lanes,
-                serialized_warp_instructions: l.serialized_warp_instructions,
-            })
-            .collect();
-        sort_locks(&mut locks);
-        WidthResult {
-            warp_size: width,
-            units,
-            warps,
-            thread_instructions: total.insns.thread_instructions,
-            recorded_thread_instructions: total.recorded_instructions,
-            unfinished_units: total.unfinished_lanes,
-            predicated_branches: total.predicated_branches,
-            predicated_off_thread_instructions: total.predicated_off,
-            spinning_thread_instructions: total.spinning,
-            warp_instructions: total.insns.warp_instructions,
-            simt_efficiency: total.insns.efficiency(width),
-            divergent_branches: total.divergent_branches,
-            memory: MemoryReport::from(&total.memory),
-            skipped_instructions: self.skipped,
-            serialized_warp_instructions: total
-                .locks
-                .values()
-                .map(|l| l.serialized_warp_instructions)
-                .sum(),
-            locks,
-            functions,
-        }
-    }
-
-    fn function_result(
-        &self,
-        id: FunctionId,
-        f: &FunctionStats,
-        width: usize,
-        all_warp: f64,
-    ) -> FunctionResult {
-        let info = self.functions.info(id);
-        let line = info.entry.and_then(|e| self.lines.line(e));
-        FunctionResult {
-            name: info.name.clone(),
-            module: info.module.clone(),
-            file: line.as_ref().map(|l| l.file.clone()),
-            line: line.map(|l| l.line),
-            share: f.insns.warp_instructions as f64 / all_warp,
-            thread_instructions: f.insns.thread_instructions,
-            warp_instructions: f.insns.warp_instructions,
-            simt_efficiency: f.insns.efficiency(width),
-            memory: MemoryReport::from(&f.memory),
-            serialized_warp_instructions: f.serialized_warp_instructions,
-            skipped_instructions: self.skipped_in.get(&id).copied().unwrap_or(0),
-        }
-    }
-}
-
-fn lock_kind_name(kind: Option<tf_trace::LockKind>) -> String {
-    use tf_trace::LockKind::*;
-    match kind {
-        Some(Mutex) => "mutex".into(),
-        Some(Spin) => "spin".into(),
-        Some(RwRead) => "rwlock-read".into(),
-        Some(RwWrite) => "rwlock-write".into(),
-        Some(Semaphore) => "semaphore".into(),
-        Some(OmpCritical) => "omp-critical".into(),
-        Some(OmpCriticalNamed) => "omp-critical-named".into(),
-        Some(OmpAtomic) => "omp-atomic".into(),
-        Some(Unknown(c)) => format!("kind-{c}"),
-        None => "unknown".into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn width(thread: u64, recorded: u64, unfinished: u64) -> WidthResult {
-        WidthResult {
-            warp_size: 32,
-            units: 4,
-            warps: 1,
-            thread_instructions: thread,
-            recorded_thread_instructions: recorded,
-            unfinished_units: unfinished,
-            predicated_branches: 0,
-            predicated_off_thread_instructions: 0,
-            spinning_thread_instructions: 0,
-            warp_instructions: thread,
-            simt_efficiency: 1.0 / 32.0,
-            divergent_branches: 0,
-            memory: MemoryReport::default(),
-            skipped_instructions: 0,
-            serialized_warp_instructions: 0,
-            locks: Vec::new(),
-            functions: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn lanes_that_did_not_finish_make_the_figures_incomplete() {
-        assert!(incomplete(&[width(72, 72, 0)]).is_empty());
-        assert_eq!(
-            incomplete(&[width(11, 24, 3)]),
-            [
-                "W=32: 3 of 4 units did not finish in the replay",
-                "W=32: 11 of 24 recorded instructions were replayed (45.83%)"
-            ]
-        );
-    }
 }

@@ -203,6 +203,30 @@ pub struct Step<'a> {
     pub accesses: &'a [Access],
 }
 
+impl Piece {
+    /// Hands out this piece's share of an execution that has `left`
+    /// instructions still to run (`complete`: the execution ran to the
+    /// block's end): how many ran, how the piece ended ([`EndKind::Other`]
+    /// when cut short), and the operand index just past the piece's operands.
+    /// The one rule both the first pass and the lanes cut executions by.
+    pub fn cut(
+        &self,
+        canon: &CanonicalBlocks,
+        left: &mut u32,
+        complete: bool,
+    ) -> (u32, EndKind, u16) {
+        let ran = (*left).min(u32::from(self.n_insns));
+        *left -= ran;
+        let whole = ran == u32::from(self.n_insns) && (*left > 0 || complete);
+        let end = if whole {
+            canon.block(self.cblock).end
+        } else {
+            EndKind::Other
+        };
+        (ran, end, self.first_op + self.n_ops)
+    }
+}
+
 /// Splits one block execution into the steps of its pieces.
 ///
 /// `accesses` are the execution's present operands in operand order, as the
@@ -221,21 +245,14 @@ pub fn steps<'a>(
         if left == 0 {
             return None;
         }
-        let ran = left.min(u32::from(p.n_insns));
-        left -= ran;
-        let end_op = p.first_op + p.n_ops;
+        let (ran, end, end_op) = p.cut(canon, &mut left, complete);
         let k = rest.partition_point(|a| a.operand < end_op);
         let (mine, others) = rest.split_at(k);
         rest = others;
-        let whole = ran == u32::from(p.n_insns) && (left > 0 || complete);
         Some(Step {
             cblock: p.cblock,
             insns: ran,
-            end: if whole {
-                canon.block(p.cblock).end
-            } else {
-                EndKind::Other
-            },
+            end,
             first_op: p.first_op,
             accesses: mine,
         })

@@ -267,9 +267,7 @@ impl<'t> UnitReader<'t> {
         }
         let p = *self.canon.pieces(self.block).get(self.piece)?;
         self.piece += 1;
-        let ran = self.left.min(u32::from(p.n_insns));
-        self.left -= ran;
-        let end_op = p.first_op + p.n_ops;
+        let (ran, end, end_op) = p.cut(self.canon, &mut self.left, self.complete);
         let lo = self.acc_pos;
         let hi = lo
             + self.accesses[lo..]
@@ -277,15 +275,10 @@ impl<'t> UnitReader<'t> {
                 .take_while(|a| a.operand < end_op)
                 .count();
         self.acc_pos = hi;
-        let whole = ran == u32::from(p.n_insns) && (self.left > 0 || self.complete);
         Some(LaneStep {
             cblock: p.cblock,
             insns: ran,
-            end: if whole {
-                self.canon.block(p.cblock).end
-            } else {
-                EndKind::Other
-            },
+            end,
             first_op: p.first_op,
             acc: (lo as u32, hi as u32),
         })

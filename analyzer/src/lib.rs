@@ -15,6 +15,7 @@ pub mod ipdom;
 pub mod lanes;
 pub mod loops;
 pub mod merge;
+mod naming;
 pub mod predicate;
 pub mod replay;
 pub mod results;
@@ -23,7 +24,9 @@ pub mod segments;
 pub mod sink;
 pub mod stats;
 pub mod symbols;
+mod unit_rule;
 pub mod units;
+mod warp_jobs;
 pub mod warps;
 
 pub use analysis::{analyze, analyze_observed, Error, Options, Progress, Silent};

@@ -73,7 +73,7 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
         derive_width(r);
     }
     all.shard = None;
-    all.incomplete = crate::analysis::incomplete(&all.results);
+    all.incomplete = crate::naming::incomplete(&all.results);
     Ok(all)
 }
 

@@ -1,0 +1,210 @@
+//! Stage 8: the results model of one warp width from the replay's counts,
+//! with names and places (functions, source lines, lock symbols), and the
+//! check that the replay covered every recorded instruction.
+
+use crate::functions::FunctionTable;
+use crate::replay::WarpStats;
+use crate::results::{
+    sort_functions, sort_locks, FunctionResult, LockResult, MemoryReport, WidthResult,
+};
+use crate::scan::ThreadScan;
+use crate::stats::FunctionStats;
+use crate::symbols::SourceLines;
+use std::collections::HashMap;
+use tf_trace::FunctionId;
+
+/// Why the replays of `results` do not cover every recorded instruction.
+pub(crate) fn incomplete(results: &[WidthResult]) -> Vec<String> {
+    let mut why = Vec::new();
+    for r in results {
+        if r.unfinished_units > 0 {
+            why.push(format!(
+                "W={}: {} of {} units did not finish in the replay",
+                r.warp_size, r.unfinished_units, r.units
+            ));
+        }
+        let replayed = r.thread_instructions
+            - r.predicated_off_thread_instructions
+            - r.spinning_thread_instructions;
+        if replayed != r.recorded_thread_instructions {
+            let share = replayed as f64 / r.recorded_thread_instructions.max(1) as f64;
+            why.push(format!(
+                "W={}: {} of {} recorded instructions were replayed ({:.2}%)",
+                r.warp_size,
+                replayed,
+                r.recorded_thread_instructions,
+                100.0 * share
+            ));
+        }
+    }
+    why
+}
+
+/// Names and places for the report: functions, source lines, lock symbols.
+pub(crate) struct Naming<'a> {
+    functions: &'a FunctionTable,
+    lines: &'a SourceLines,
+    /// Skipped instructions per function.
+    skipped_in: HashMap<FunctionId, u64>,
+    skipped: u64,
+}
+
+impl<'a> Naming<'a> {
+    pub(crate) fn new(
+        functions: &'a FunctionTable,
+        lines: &'a SourceLines,
+        scans: &[ThreadScan],
+    ) -> Naming<'a> {
+        let mut skipped_in: HashMap<FunctionId, u64> = HashMap::new();
+        for s in scans {
+            for &((sym, frame), n) in &s.skipped_in {
+                let f = if sym != 0 {
+                    sym
+                } else {
+                    functions.frame(frame)
+                };
+                *skipped_in.entry(f).or_default() += n;
+            }
+        }
+        Naming {
+            functions,
+            lines,
+            skipped_in,
+            skipped: scans.iter().map(|s| s.skipped.instructions()).sum(),
+        }
+    }
+
+    pub(crate) fn width_result(
+        &self,
+        total: &WarpStats,
+        width: usize,
+        units: usize,
+        warps: usize,
+    ) -> WidthResult {
+        let all_warp = total.insns.warp_instructions.max(1) as f64;
+        let mut functions: Vec<FunctionResult> = total
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.insns.warp_instructions > 0)
+            .map(|(id, f)| self.function_result(id as FunctionId, f, width, all_warp))
+            .collect();
+        sort_functions(&mut functions);
+        let mut locks: Vec<LockResult> = total
+            .locks
+            .iter()
+            .map(|(&addr, l)| LockResult {
+                address: format!("{addr:#x}"),
+                symbol: self.lines.symbol(addr),
+                kind: lock_kind_name(l.kind),
+                acquisitions: l.acquisitions,
+                contentions: l.contentions,
+                serialized_lanes: l.serialized_lanes,
+                serialized_warp_instructions: l.serialized_warp_instructions,
+            })
+            .collect();
+        sort_locks(&mut locks);
+        WidthResult {
+            warp_size: width,
+            units,
+            warps,
+            thread_instructions: total.insns.thread_instructions,
+            recorded_thread_instructions: total.recorded_instructions,
+            unfinished_units: total.unfinished_lanes,
+            predicated_branches: total.predicated_branches,
+            predicated_off_thread_instructions: total.predicated_off,
+            spinning_thread_instructions: total.spinning,
+            warp_instructions: total.insns.warp_instructions,
+            simt_efficiency: total.insns.efficiency(width),
+            divergent_branches: total.divergent_branches,
+            memory: MemoryReport::from(&total.memory),
+            skipped_instructions: self.skipped,
+            serialized_warp_instructions: total
+                .locks
+                .values()
+                .map(|l| l.serialized_warp_instructions)
+                .sum(),
+            locks,
+            functions,
+        }
+    }
+
+    fn function_result(
+        &self,
+        id: FunctionId,
+        f: &FunctionStats,
+        width: usize,
+        all_warp: f64,
+    ) -> FunctionResult {
+        let info = self.functions.info(id);
+        let line = info.entry.and_then(|e| self.lines.line(e));
+        FunctionResult {
+            name: info.name.clone(),
+            module: info.module.clone(),
+            file: line.as_ref().map(|l| l.file.clone()),
+            line: line.map(|l| l.line),
+            share: f.insns.warp_instructions as f64 / all_warp,
+            thread_instructions: f.insns.thread_instructions,
+            warp_instructions: f.insns.warp_instructions,
+            simt_efficiency: f.insns.efficiency(width),
+            memory: MemoryReport::from(&f.memory),
+            serialized_warp_instructions: f.serialized_warp_instructions,
+            skipped_instructions: self.skipped_in.get(&id).copied().unwrap_or(0),
+        }
+    }
+}
+
+fn lock_kind_name(kind: Option<tf_trace::LockKind>) -> String {
+    use tf_trace::LockKind::*;
+    match kind {
+        Some(Mutex) => "mutex".into(),
+        Some(Spin) => "spin".into(),
+        Some(RwRead) => "rwlock-read".into(),
+        Some(RwWrite) => "rwlock-write".into(),
+        Some(Semaphore) => "semaphore".into(),
+        Some(OmpCritical) => "omp-critical".into(),
+        Some(OmpCriticalNamed) => "omp-critical-named".into(),
+        Some(OmpAtomic) => "omp-atomic".into(),
+        Some(Unknown(c)) => format!("kind-{c}"),
+        None => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn width(thread: u64, recorded: u64, unfinished: u64) -> WidthResult {
+        WidthResult {
+            warp_size: 32,
+            units: 4,
+            warps: 1,
+            thread_instructions: thread,
+            recorded_thread_instructions: recorded,
+            unfinished_units: unfinished,
+            predicated_branches: 0,
+            predicated_off_thread_instructions: 0,
+            spinning_thread_instructions: 0,
+            warp_instructions: thread,
+            simt_efficiency: 1.0 / 32.0,
+            divergent_branches: 0,
+            memory: MemoryReport::default(),
+            skipped_instructions: 0,
+            serialized_warp_instructions: 0,
+            locks: Vec::new(),
+            functions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn lanes_that_did_not_finish_make_the_figures_incomplete() {
+        assert!(incomplete(&[width(72, 72, 0)]).is_empty());
+        assert_eq!(
+            incomplete(&[width(11, 24, 3)]),
+            [
+                "W=32: 3 of 4 units did not finish in the replay",
+                "W=32: 11 of 24 recorded instructions were replayed (45.83%)"
+            ]
+        );
+    }
+}

@@ -1,0 +1,75 @@
+//! Which units a trace is cut into: `--unit` resolved against the trace's
+//! functions, and the cutter each thread's first pass uses.
+
+use crate::analysis::Error;
+use crate::symbols::Symbols;
+use crate::units::{CallSet, Cutter, UnitSpec};
+use std::collections::HashSet;
+
+/// How units are cut, resolved against the trace's functions.
+pub(crate) enum UnitsRule {
+    Whole,
+    /// Calls of these entries in every thread.
+    Calls(HashSet<u64>),
+    /// Calls of each thread's start routine (`main` for a thread without one).
+    StartRoutines(Option<u64>),
+    /// Iterations of the loop of one of these functions (`FN`, entries).
+    Iterations(String, Vec<u64>),
+}
+
+impl UnitsRule {
+    pub(crate) fn new(spec: &UnitSpec, symbols: &Symbols) -> Result<UnitsRule, Error> {
+        let entries = |name: &str| -> Result<Vec<u64>, Error> {
+            let found: Vec<u64> = symbols
+                .find(name)
+                .into_iter()
+                .filter_map(|f| symbols.entry(f))
+                .collect();
+            if found.is_empty() {
+                Err(Error::NoFunction(spec.to_string(), name.to_string()))
+            } else {
+                Ok(found)
+            }
+        };
+        Ok(match spec {
+            UnitSpec::Thread => UnitsRule::Whole,
+            UnitSpec::Call(f) => UnitsRule::Calls(entries(f)?.into_iter().collect()),
+            UnitSpec::Iter(f) => UnitsRule::Iterations(f.clone(), entries(f)?),
+            UnitSpec::Auto => {
+                let omp: HashSet<u64> = symbols
+                    .matching(|n| n.contains("._omp_fn.") || n.contains(".omp_outlined."))
+                    .into_iter()
+                    .filter_map(|f| symbols.entry(f))
+                    .collect();
+                if omp.is_empty() {
+                    let main = symbols.find("main").first().and_then(|&f| symbols.entry(f));
+                    UnitsRule::StartRoutines(main)
+                } else {
+                    UnitsRule::Calls(omp)
+                }
+            }
+        })
+    }
+
+    /// The cutter of a thread whose start routine is `start` (0 = unknown).
+    pub(crate) fn cutter(&self, start: u64) -> Cutter {
+        match self {
+            UnitsRule::Whole | UnitsRule::Iterations(..) => Cutter::Whole,
+            UnitsRule::Calls(set) => Cutter::Calls(
+                CallSet {
+                    entries: set.clone(),
+                },
+                false,
+            ),
+            UnitsRule::StartRoutines(main) => match if start != 0 { Some(start) } else { *main } {
+                Some(e) => Cutter::Calls(
+                    CallSet {
+                        entries: HashSet::from([e]),
+                    },
+                    true,
+                ),
+                None => Cutter::Whole,
+            },
+        }
+    }
+}
