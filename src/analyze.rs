@@ -22,11 +22,29 @@ pub struct Outputs {
     pub stack_model: crate::StackModel,
     /// Print the wall time of each stage on stderr.
     pub timings: bool,
+    /// `--html DIR`: also write the HTML report there.
+    pub html: Option<PathBuf>,
 }
 
 /// Runs the analysis and prints the table; returns the exit status.
 pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
-    let report = compute(dir, options, outputs.timings)?;
+    let trace = open(dir)?;
+    // With --html the sweep's widths are replayed in the same run; the table,
+    // JSON and CSV keep the user's widths only.
+    let (report, full) = match &outputs.html {
+        None => (compute_on(&trace, options, outputs.timings)?, None),
+        Some(_) => {
+            let full = compute_on(
+                &trace,
+                &crate::report::sweep_options(options),
+                outputs.timings,
+            )?;
+            (
+                crate::report::only_widths(&full, &options.widths),
+                Some(full),
+            )
+        }
+    };
     print(
         &report,
         outputs.top,
@@ -40,19 +58,28 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
         std::fs::write(path, report.to_csv())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    if let (Some(dir), Some(full)) = (&outputs.html, &full) {
+        let args = crate::report::ReportArgs { dir, all: false };
+        crate::report::write(&trace, full, &options.widths, &args)?;
+    }
     Ok(0)
 }
 
-/// Opens the trace and analyses it with a progress bar on stderr (and the
-/// wall time of each stage when `timings`).
-pub fn compute(dir: &Path, options: &Options, timings: bool) -> Result<Report> {
+/// Opens a trace, naming its damage on stderr.
+pub fn open(dir: &Path) -> Result<Trace> {
     let trace =
         Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
     for problem in trace.problems() {
         eprintln!("tf: warning: {problem}");
     }
+    Ok(trace)
+}
+
+/// Analyses an open trace with a progress bar on stderr (and the wall time
+/// of each stage when `timings`).
+pub fn compute_on(trace: &Trace, options: &Options, timings: bool) -> Result<Report> {
     let bar = Bar::new();
-    let report = analyze(&trace, options, &bar)?;
+    let report = analyze(trace, options, &bar)?;
     bar.finish();
     if timings {
         for line in bar.timings() {

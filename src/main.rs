@@ -6,6 +6,7 @@
 mod analyze;
 mod info;
 mod record;
+mod report;
 mod summary;
 mod valgrind;
 
@@ -68,6 +69,28 @@ enum Command {
         /// How many functions to list per warp width.
         #[arg(long, default_value_t = 25)]
         top: usize,
+        /// Print the wall time of each stage of the analysis on stderr.
+        #[arg(long)]
+        timings: bool,
+        /// Also write the HTML report into DIR (as `tf report`).
+        #[arg(long, value_name = "DIR")]
+        html: Option<PathBuf>,
+    },
+    /// Write an HTML report with plots: index.html and a page per function.
+    ///
+    /// The warp widths 1, 2, 4, 8, 16, 24, 32, 48 and 64 are replayed in the
+    /// same run for the sweep plot; the tables show the --warp widths.
+    Report {
+        /// Trace directory.
+        trace: PathBuf,
+        /// Report directory (created when missing).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: PathBuf,
+        #[command(flatten)]
+        options: AnalyzeArgs,
+        /// A page for every function, not only those with at least 0.1% of the warp instructions.
+        #[arg(long)]
+        all: bool,
         /// Print the wall time of each stage of the analysis on stderr.
         #[arg(long)]
         timings: bool,
@@ -190,6 +213,7 @@ fn main() -> ExitCode {
             csv,
             top,
             timings,
+            html,
         } => analyze::run(
             &trace,
             &options.options(),
@@ -199,7 +223,20 @@ fn main() -> ExitCode {
                 top,
                 stack_model: options.stack_model,
                 timings,
+                html,
             },
+        ),
+        Command::Report {
+            trace,
+            output,
+            options,
+            all,
+            timings,
+        } => report::run(
+            &trace,
+            &options.options(),
+            &report::ReportArgs { dir: &output, all },
+            timings,
         ),
         Command::Info { trace, top } => info::run(&trace, top),
     };
