@@ -2,7 +2,7 @@
 //! sweep, and its memory requests by segment.
 
 use crate::catalogue::{Catalogue, Function};
-use crate::html::{count, escape, header_row, num_cell, page, pct, spr};
+use crate::html::{count, eff_cell, escape, header_row, num_cell, page, pct, spr};
 use crate::plots::{self, Line};
 use crate::Error;
 use std::fmt::Write;
@@ -72,7 +72,7 @@ fn figures(c: &Catalogue, f: &Function) -> String {
                 &count(r.thread_instructions)
             ),
             num_cell("warp", r.warp_instructions, &count(r.warp_instructions)),
-            num_cell("eff", r.simt_efficiency, &pct(r.simt_efficiency)),
+            eff_cell("eff", r.simt_efficiency),
             seg("stack", &m.stack),
             seg("stack-interleaved", &m.stack_interleaved),
             seg("heap", &m.heap),

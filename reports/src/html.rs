@@ -45,7 +45,7 @@ pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push('\u{2009}');
         }
         out.push(c);
@@ -69,6 +69,16 @@ pub fn num_cell(class: &str, value: impl std::fmt::Display, text: &str) -> Strin
         "<td class=\"num {}\" data-v=\"{value}\">{}</td>",
         escape(class),
         escape(text)
+    )
+}
+
+/// An efficiency cell, its background from red (0%) to green (100%).
+pub fn eff_cell(class: &str, eff: f64) -> String {
+    format!(
+        "<td class=\"num {}\" data-v=\"{eff}\" style=\"background:hsl({:.0},70%,85%)\">{}</td>",
+        escape(class),
+        120.0 * eff.clamp(0.0, 1.0),
+        pct(eff)
     )
 }
 
@@ -112,6 +122,8 @@ th { background: #f0f0f0; position: sticky; top: 0; }
 table.sortable th { cursor: pointer; user-select: none; }
 table.sortable th:hover { background: #e0e8f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { white-space: nowrap; }
+.wide { overflow-x: auto; max-width: 100%; }
 tr:nth-child(even) td { background: #fafafa; }
 dl.run { display: grid; grid-template-columns: max-content auto; gap: 2px 1em; }
 dl.run dt { font-weight: bold; } dl.run dd { margin: 0; font-family: monospace; }

@@ -2,7 +2,7 @@
 //! sweep, the functions, memory coalescing, traced vs skipped work, locks.
 
 use crate::catalogue::Catalogue;
-use crate::html::{count, escape, header_row, num_cell, page, pct, spr, text_cell};
+use crate::html::{count, eff_cell, escape, header_row, num_cell, page, pct, spr, text_cell};
 use crate::plots::{self, Line, ShareBar};
 use crate::{Error, RunInfo};
 use std::fmt::Write;
@@ -129,7 +129,7 @@ fn overall_section(c: &Catalogue) -> String {
                 &count(w.thread_instructions)
             ),
             num_cell("warp", w.warp_instructions, &count(w.warp_instructions)),
-            num_cell("eff", w.simt_efficiency, &pct(w.simt_efficiency)),
+            eff_cell("eff", w.simt_efficiency),
             num_cell(
                 "divergent",
                 w.divergent_branches,
@@ -232,9 +232,9 @@ fn functions_section(c: &Catalogue) -> Result<String, Error> {
         "<p class=\"note\">Own instructions only (never callees'); click a column to sort. \
         Heap, stack, global: sectors per request. Functions with a page are links.</p>\n",
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<table class=\"sortable functions\"><thead>{}</thead><tbody>\n",
+        "<div class=\"wide\"><table class=\"sortable functions\"><thead>{}</thead><tbody>",
         header_row(&columns)
     );
     for f in &c.functions {
@@ -263,11 +263,7 @@ fn functions_section(c: &Catalogue) -> Result<String, Error> {
         for (k, w) in c.shown_results() {
             let class = format!("eff-w{}", w.warp_size);
             match f.at(k) {
-                Some(r) => row.push_str(&num_cell(
-                    &class,
-                    r.simt_efficiency,
-                    &pct(r.simt_efficiency),
-                )),
+                Some(r) => row.push_str(&eff_cell(&class, r.simt_efficiency)),
                 None => row.push_str(&num_cell(&class, -1, "–")),
             }
         }
@@ -282,7 +278,7 @@ fn functions_section(c: &Catalogue) -> Result<String, Error> {
         row.push_str("</tr>\n");
         out.push_str(&row);
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
     Ok(out)
 }
 
