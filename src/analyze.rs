@@ -62,7 +62,11 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
         let args = crate::report::ReportArgs { dir, all: false };
         crate::report::write(&trace, full, &options.widths, &args)?;
     }
-    Ok(0)
+    // Figures that leave recorded work out must never pass for complete.
+    for why in &report.incomplete {
+        eprintln!("tf: error: incomplete analysis: {why}");
+    }
+    Ok(if report.incomplete.is_empty() { 0 } else { 3 })
 }
 
 /// Opens a trace, naming its damage on stderr.

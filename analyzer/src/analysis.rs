@@ -10,6 +10,7 @@ use crate::results::{FunctionResult, LockResult, MemoryReport, Report, ThreadRep
 use crate::scan::{ScanJob, Skipped, ThreadScan};
 use crate::segments::Segments;
 use crate::simt::{IpdomMap, Lane, Replay, WarpStats};
+use crate::sink::{Context, IssueSink, LaneInfo, Nobody, Observer, WarpInfo};
 use crate::stats::FunctionStats;
 use crate::symbols::{SourceLines, Symbols};
 use crate::units::{CallSet, Cutter, LoopSpec, Unit, UnitSpec};
@@ -85,6 +86,17 @@ impl Progress for Silent {
 /// println!("{:.1}%", 100.0 * report.results[1].simt_efficiency);
 /// ```
 pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result<Report, Error> {
+    analyze_observed(trace, opts, progress, &Nobody)
+}
+
+/// Analyses `trace` as [`analyze`] does, and shows every warp's replay to
+/// `observer` (see [`crate::sink`]).
+pub fn analyze_observed<O: Observer>(
+    trace: &Trace,
+    opts: &Options,
+    progress: &dyn Progress,
+    observer: &O,
+) -> Result<Report, Error> {
     if let Some(&w) = opts.widths.iter().find(|&&w| !(1..=64).contains(&w)) {
         return Err(Error::Width(w));
     }
@@ -200,7 +212,16 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
     );
     let functions = FunctionTable::new(&symbols, trace.blocks(), cfgs.keys().copied());
 
-    let naming = Naming::new(&functions, SourceLines::new(trace.blocks()), &scans);
+    let lines = SourceLines::new(trace.blocks());
+    let naming = Naming::new(&functions, &lines, &scans);
+    let ctx = Context {
+        trace,
+        canon: &canon,
+        functions: &functions,
+        lines: &lines,
+        segments: &segments,
+        ipdom: &ipdom,
+    };
     // Every warp of every width is one job: widths replay in parallel too,
     // which keeps all cores busy when a trace makes few warps.
     let warps: Vec<Vec<Vec<usize>>> = opts
@@ -211,10 +232,14 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
                 .warps(units.len(), w, |i| units[i].root, |i| units[i].insns)
         })
         .collect();
-    let jobs: Vec<(usize, &[usize])> = warps
+    let jobs: Vec<(usize, usize, &[usize])> = warps
         .iter()
         .enumerate()
-        .flat_map(|(k, ws)| ws.iter().map(move |m| (k, m.as_slice())))
+        .flat_map(|(k, ws)| {
+            ws.iter()
+                .enumerate()
+                .map(move |(index, m)| (k, index, m.as_slice()))
+        })
         .collect();
     let widths: Vec<String> = opts.widths.iter().map(|w| w.to_string()).collect();
     progress.stage(
@@ -242,7 +267,7 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
                     UnitCache::default(),
                 )
             },
-            |(mut acc, mut cache), &(k, members)| {
+            |(mut acc, mut cache), &(k, index, members)| {
                 // Fewer warps than cores: decode each long lane on a thread of its own.
                 let ahead = jobs.len() < rayon::current_num_threads();
                 let stats = std::thread::scope(|scope| {
@@ -257,7 +282,29 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
                             Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
                         })
                         .collect::<Result<Vec<_>, _>>()?;
-                    replays[k].run(lanes)
+                    let recorded: u64 = members.iter().map(|&i| units[i].insns).sum();
+                    if !O::ACTIVE {
+                        return replays[k].run(lanes, None).map(|s| s.recorded(recorded));
+                    }
+                    let infos: Vec<LaneInfo> = members
+                        .iter()
+                        .zip(&lanes)
+                        .map(|(&i, lane)| LaneInfo {
+                            tid: units[i].tid,
+                            unit: i,
+                            stack: lane.stack(),
+                            sp: lane.sp(),
+                        })
+                        .collect();
+                    let info = WarpInfo {
+                        width: replays[k].width,
+                        index,
+                        lanes: &infos,
+                    };
+                    let mut sink = observer.begin(&ctx, &info);
+                    let stats = replays[k].run(lanes, Some(&mut sink as &mut dyn IssueSink));
+                    observer.end(&ctx, &info, sink);
+                    stats.map(|s| s.recorded(recorded))
                 })?;
                 acc[k] = std::mem::take(&mut acc[k]).merge(stats);
                 progress.advance(1);
@@ -313,9 +360,34 @@ pub fn analyze(trace: &Trace, opts: &Options, progress: &dyn Progress) -> Result
         locks: opts.locks,
         threads,
         skipped,
+        incomplete: incomplete(&results),
         results,
         warnings,
     })
+}
+
+/// Why the replays of `results` do not cover every recorded instruction.
+fn incomplete(results: &[WidthResult]) -> Vec<String> {
+    let mut why = Vec::new();
+    for r in results {
+        if r.unfinished_units > 0 {
+            why.push(format!(
+                "W={}: {} of {} units did not finish in the replay",
+                r.warp_size, r.unfinished_units, r.units
+            ));
+        }
+        if r.thread_instructions != r.recorded_thread_instructions {
+            let share = r.thread_instructions as f64 / r.recorded_thread_instructions.max(1) as f64;
+            why.push(format!(
+                "W={}: {} of {} recorded instructions were replayed ({:.2}%)",
+                r.warp_size,
+                r.thread_instructions,
+                r.recorded_thread_instructions,
+                100.0 * share
+            ));
+        }
+    }
+    why
 }
 
 /// How units are cut, resolved against the trace's functions.
@@ -389,14 +461,18 @@ impl UnitsRule {
 /// Names and places for the report: functions, source lines, lock symbols.
 struct Naming<'a> {
     functions: &'a FunctionTable,
-    lines: SourceLines,
+    lines: &'a SourceLines,
     /// Skipped instructions per function.
     skipped_in: HashMap<FunctionId, u64>,
     skipped: u64,
 }
 
 impl<'a> Naming<'a> {
-    fn new(functions: &'a FunctionTable, lines: SourceLines, scans: &[ThreadScan]) -> Naming<'a> {
+    fn new(
+        functions: &'a FunctionTable,
+        lines: &'a SourceLines,
+        scans: &[ThreadScan],
+    ) -> Naming<'a> {
         let mut skipped_in: HashMap<FunctionId, u64> = HashMap::new();
         for s in scans {
             for &((sym, frame), n) in &s.skipped_in {
@@ -459,6 +535,8 @@ impl<'a> Naming<'a> {
             units,
             warps,
             thread_instructions: total.insns.thread_instructions,
+            recorded_thread_instructions: total.recorded_instructions,
+            unfinished_units: total.unfinished_lanes,
             warp_instructions: total.insns.warp_instructions,
             simt_efficiency: total.insns.efficiency(width),
             divergent_branches: total.divergent_branches,
@@ -512,5 +590,41 @@ fn lock_kind_name(kind: Option<tf_trace::LockKind>) -> String {
         Some(OmpAtomic) => "omp-atomic".into(),
         Some(Unknown(c)) => format!("kind-{c}"),
         None => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn width(thread: u64, recorded: u64, unfinished: u64) -> WidthResult {
+        WidthResult {
+            warp_size: 32,
+            units: 4,
+            warps: 1,
+            thread_instructions: thread,
+            recorded_thread_instructions: recorded,
+            unfinished_units: unfinished,
+            warp_instructions: thread,
+            simt_efficiency: 1.0 / 32.0,
+            divergent_branches: 0,
+            memory: MemoryReport::default(),
+            skipped_instructions: 0,
+            serialized_warp_instructions: 0,
+            locks: Vec::new(),
+            functions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn lanes_that_did_not_finish_make_the_figures_incomplete() {
+        assert!(incomplete(&[width(72, 72, 0)]).is_empty());
+        assert_eq!(
+            incomplete(&[width(11, 24, 3)]),
+            [
+                "W=32: 3 of 4 units did not finish in the replay",
+                "W=32: 11 of 24 recorded instructions were replayed (45.83%)"
+            ]
+        );
     }
 }

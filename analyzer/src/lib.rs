@@ -18,12 +18,13 @@ pub mod results;
 pub mod scan;
 pub mod segments;
 pub mod simt;
+pub mod sink;
 pub mod stats;
 pub mod symbols;
 pub mod units;
 pub mod warps;
 
-pub use analysis::{analyze, Error, Options, Progress, Silent};
+pub use analysis::{analyze, analyze_observed, Error, Options, Progress, Silent};
 
 #[cfg(test)]
 mod testutil;

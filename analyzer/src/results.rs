@@ -30,6 +30,10 @@ pub struct Report {
     pub results: Vec<WidthResult>,
     /// Notes on what could not be analysed exactly (damage, anomalies).
     pub warnings: Vec<String>,
+    /// Why the figures do not cover all the recorded work (empty when they
+    /// do): lanes that did not finish their units, instructions recorded but
+    /// not replayed. A caller must not present such figures as complete.
+    pub incomplete: Vec<String>,
 }
 
 /// One thread.
@@ -62,6 +66,11 @@ pub struct WidthResult {
     pub warps: usize,
     /// Thread instructions.
     pub thread_instructions: u64,
+    /// The units' recorded instructions: what `thread_instructions` must
+    /// equal when every unit was replayed in full.
+    pub recorded_thread_instructions: u64,
+    /// Units whose lanes did not reach their end in the replay.
+    pub unfinished_units: u64,
     /// Warp instructions.
     pub warp_instructions: u64,
     /// thread / (warp × W).

@@ -45,6 +45,7 @@ use crate::frames::{Frame, FrameTracker};
 use crate::functions::FunctionTable;
 use crate::lanes::{LaneEvent, LaneSource, LaneStep};
 use crate::segments::{interleaved_sectors, sectors, SegmentCache, Segments};
+use crate::sink::{Issue, IssueSink, LaneIssue};
 use crate::stats::{FunctionStats, Insns, Memory};
 use std::collections::HashMap;
 use tf_trace::{FunctionId, LockKind};
@@ -160,6 +161,16 @@ impl<'t> Lane<'t> {
     fn depth(&self) -> u32 {
         self.tracker.depth() as u32
     }
+
+    /// The lane's thread stack `[lo, hi)`.
+    pub fn stack(&self) -> (u64, u64) {
+        self.stack
+    }
+
+    /// The stack pointer at the unit's start.
+    pub fn sp(&self) -> u64 {
+        self.sp
+    }
 }
 
 /// What the replay learned about one lock.
@@ -201,17 +212,29 @@ pub struct WarpStats {
     pub divergent_branches: u64,
     /// Warp-level executions of blocks.
     pub block_issues: u64,
+    /// Instructions the lanes' units recorded (set by the caller).
+    pub recorded_instructions: u64,
+    /// Lanes that did not reach the end of their unit.
+    pub unfinished_lanes: u64,
     /// Per lock address.
     pub locks: HashMap<u64, LockStats>,
 }
 
 impl WarpStats {
+    /// These counts, with `n` recorded instructions.
+    pub fn recorded(mut self, n: u64) -> WarpStats {
+        self.recorded_instructions = n;
+        self
+    }
+
     /// Adds another warp's counts.
     pub fn merge(mut self, o: WarpStats) -> WarpStats {
         self.insns.add(&o.insns);
         self.memory.add(&o.memory);
         self.divergent_branches += o.divergent_branches;
         self.block_issues += o.block_issues;
+        self.recorded_instructions += o.recorded_instructions;
+        self.unfinished_lanes += o.unfinished_lanes;
         if self.functions.len() < o.functions.len() {
             self.functions
                 .resize(o.functions.len(), FunctionStats::default());
@@ -244,11 +267,14 @@ pub struct Replay<'a> {
 
 /// A group of lanes going to the same place: (block, frame function, lanes).
 type Group = (CBlockId, u64, u64);
-/// Lanes that entered a callee: (call block, callee's first block, callee function, lanes).
-type Callee = (CBlockId, CBlockId, u64, u64);
+/// Lanes inside callees of a frame: (call block of the frame, the lanes'
+/// next block, its frame's function, lanes, the lanes' depth, a signature of
+/// the frames between).
+type Callee = (CBlockId, CBlockId, u64, u64, u32, u64);
 
-struct Warp<'a, 't> {
+struct Warp<'a, 't, 's> {
     cfg: &'a Replay<'a>,
+    sink: Option<&'s mut dyn IssueSink>,
     lanes: Vec<Lane<'t>>,
     stack: Vec<Entry>,
     stats: WarpStats,
@@ -265,11 +291,17 @@ struct Warp<'a, 't> {
 }
 
 impl Replay<'_> {
-    /// Replays one warp whose lanes are `lanes` (at most 64).
-    pub fn run(&self, lanes: Vec<Lane<'_>>) -> tf_trace::Result<WarpStats> {
+    /// Replays one warp whose lanes are `lanes` (at most 64), telling
+    /// `sink` what it issues.
+    pub fn run(
+        &self,
+        lanes: Vec<Lane<'_>>,
+        sink: Option<&mut dyn IssueSink>,
+    ) -> tf_trace::Result<WarpStats> {
         assert!(lanes.len() <= 64 && lanes.len() <= self.width.max(1));
         let mut w = Warp {
             cfg: self,
+            sink,
             stack: Vec::new(),
             stats: WarpStats {
                 functions: vec![FunctionStats::default(); self.functions.max_id() + 1],
@@ -287,6 +319,9 @@ impl Replay<'_> {
         };
         w.start();
         w.run()?;
+        // Every lane must have run its unit to the end: one that did not
+        // would silently drop its instructions from every figure.
+        w.stats.unfinished_lanes = w.lanes.iter().filter(|l| !l.done).count() as u64;
         Ok(w.stats)
     }
 }
@@ -303,7 +338,7 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-impl<'t> Warp<'_, 't> {
+impl<'t> Warp<'_, 't, '_> {
     /// One entry per distinct first block: units that start in different
     /// places run one after the other.
     fn start(&mut self) {
@@ -358,15 +393,25 @@ impl<'t> Warp<'_, 't> {
             self.callees.clear();
             match top.pc {
                 Pc::Block(b) => {
+                    // Lanes that stand elsewhere (a lock round or a join let
+                    // them through this entry's reconvergence point) are never
+                    // issued as if they ran this block: they regroup first.
+                    if bits(live).any(|i| self.lanes[i].step.cblock != b) {
+                        let left = self.regroup(live, top.depth);
+                        self.diverge(None, top, left, false);
+                        continue;
+                    }
                     self.execute(b, live, &top);
                     let mut left = 0u64;
                     for i in bits(live) {
                         match self.advance(i, top.depth)? {
                             Next::Done | Next::Parked => {}
                             Next::Left => left |= 1 << i,
-                            Next::Called { block, func } => {
-                                add_callee(&mut self.callees, b, block, func, i)
-                            }
+                            Next::Called { block, func } => add_callee(
+                                &mut self.callees,
+                                (b, block, func, 0, top.depth + 1, 0),
+                                i,
+                            ),
                             Next::Block { block, func } => {
                                 add_group(&mut self.groups, block, func, i)
                             }
@@ -418,14 +463,21 @@ impl<'t> Warp<'_, 't> {
             } else if d == depth {
                 add_group(&mut self.groups, lane.step.cblock, func, i);
             } else {
-                // Inside a callee of this frame (a lane that released a lock
-                // inside a wrapper function): return there through a
-                // return-site entry for the call this frame made.
-                let frames = lane.tracker.frames();
-                let call = frames[depth as usize + 1]
-                    .call_node
-                    .unwrap_or(lane.step.cblock);
-                add_callee(&mut self.callees, call, lane.step.cblock, func, i);
+                // Inside a callee of this frame, maybe several calls deep (a
+                // lane that released a lock inside a wrapper function): it
+                // returns here through a return-site entry per frame between.
+                let frames = &lane.tracker.frames()[depth as usize + 1..];
+                let call = frames[0].call_node.unwrap_or(lane.step.cblock);
+                let signature = frames.iter().fold(0u64, |h, f| {
+                    let node = f.call_node.map_or(u64::MAX, u64::from);
+                    (h.rotate_left(5) ^ f.entry ^ node.rotate_left(32))
+                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                });
+                add_callee(
+                    &mut self.callees,
+                    (call, lane.step.cblock, func, 0, d, signature),
+                    i,
+                );
             }
         }
         left
@@ -468,6 +520,36 @@ impl<'t> Warp<'_, 't> {
         }
         if cb.n_ops > 0 {
             self.coalesce(live, cb.n_ops, f);
+        }
+        if let Some(sink) = self.sink.as_deref_mut() {
+            const IDLE: LaneIssue<'static> = LaneIssue {
+                lane: 0,
+                insns: 0,
+                first_op: 0,
+                accesses: &[],
+            };
+            let mut lanes = [IDLE; 64];
+            let mut n = 0;
+            for i in bits(live) {
+                let lane = &self.lanes[i];
+                lanes[n] = LaneIssue {
+                    lane: i,
+                    insns: lane.step.insns,
+                    first_op: lane.step.first_op,
+                    accesses: lane.source.accesses(&lane.step),
+                };
+                n += 1;
+            }
+            sink.issue(&Issue {
+                cblock: b,
+                block: cb,
+                function: f as FunctionId,
+                active: live,
+                warp_instructions: warp,
+                thread_instructions: thread,
+                lanes: &lanes[..n],
+                serialized,
+            });
         }
     }
 
@@ -586,6 +668,8 @@ impl<'t> Warp<'_, 't> {
     /// `callees` entered callees, `left` left the frame. Lock serialization
     /// is considered when `may_serialize`.
     fn diverge(&mut self, node: Option<CBlockId>, top: Entry, left: u64, may_serialize: bool) {
+        // Without a block (a round, a join, regrouping), the lanes rejoin at
+        // the nearest point that post-dominates where each one stands.
         if may_serialize && self.cfg.serialize_locks && self.serialize(top, left) {
             return;
         }
@@ -617,12 +701,14 @@ impl<'t> Warp<'_, 't> {
             (1, _) => top.rpc,
             (_, Some(n)) => {
                 self.stats.divergent_branches += 1;
-                self.cfg
-                    .ipdom
-                    .get(&(top.func, n))
-                    .map_or(Pc::Exit, |&r| Pc::of(r))
+                let r = self.cfg.ipdom.get(&(top.func, n)).copied();
+                if let Some(sink) = self.sink.as_deref_mut() {
+                    let active = self.groups.iter().fold(callers | left, |m, g| m | g.2);
+                    sink.diverged(n, active, targets, r.filter(|&r| r != VEXIT));
+                }
+                r.map_or(Pc::Exit, Pc::of)
             }
-            (_, None) => top.rpc,
+            (_, None) => Pc::of(self.meet(top.func, left)),
         };
         let stay = self.groups.iter().fold(callers, |m, g| m | g.2);
         if r != top.rpc {
@@ -651,7 +737,7 @@ impl<'t> Warp<'_, 't> {
                 });
             }
         }
-        self.callees.sort_by_key(|c| (c.0, c.1));
+        self.callees.sort_by_key(|c| (c.0, c.1, c.4, c.5));
         let mut k = 0;
         while k < self.callees.len() {
             let call = self.callees[k].0;
@@ -665,18 +751,73 @@ impl<'t> Warp<'_, 't> {
                 func: top.func,
                 serialized: top.serialized,
             });
-            for &(_, block, func, mask) in &self.callees[k..end] {
+            for &(_, block, func, mask, depth, _) in &self.callees[k..end] {
+                // Frames between this one and the lanes' own: a return site each.
+                let frames = self.lanes[mask.trailing_zeros() as usize].tracker.frames();
+                for d in top.depth + 1..depth {
+                    self.stack.push(Entry {
+                        pc: Pc::ReturnSite(frames[d as usize + 1].call_node.unwrap_or(block)),
+                        rpc: Pc::Exit,
+                        mask,
+                        depth: d,
+                        func: frames[d as usize].entry,
+                        serialized: top.serialized,
+                    });
+                }
                 self.stack.push(Entry {
                     pc: Pc::Block(block),
                     rpc: Pc::Exit,
                     mask,
-                    depth: top.depth + 1,
+                    depth,
                     func,
                     serialized: top.serialized,
                 });
             }
             k = end;
         }
+    }
+
+    /// The nearest block of frame function `func` (or its exit) that
+    /// post-dominates where every lane of `groups` and `callees` stands; the
+    /// lanes of `left` stand at the exit. A lane inside a callee stands at
+    /// the post-dominator of its call.
+    fn meet(&self, func: u64, left: u64) -> CBlockId {
+        let ipdom = |b: CBlockId| self.cfg.ipdom.get(&(func, b)).copied().unwrap_or(VEXIT);
+        let positions = self
+            .groups
+            .iter()
+            .map(|g| g.0)
+            .chain(self.callees.iter().map(|c| ipdom(c.0)))
+            .chain((left != 0).then_some(VEXIT));
+        // Walk the post-dominator tree up from the first position; every
+        // other position climbs until it meets that chain.
+        let limit = self.cfg.canon.len() + 2;
+        let mut chain: Vec<CBlockId> = Vec::new();
+        let mut best = 0;
+        for p in positions {
+            if chain.is_empty() {
+                let mut b = p;
+                while b != VEXIT && chain.len() < limit {
+                    chain.push(b);
+                    b = ipdom(b);
+                }
+                chain.push(VEXIT);
+                continue;
+            }
+            let mut b = p;
+            for _ in 0..limit {
+                if let Some(k) = chain.iter().position(|&c| c == b) {
+                    best = best.max(k);
+                    break;
+                }
+                if b == VEXIT {
+                    best = chain.len() - 1;
+                    break;
+                }
+                b = ipdom(b);
+            }
+        }
+        chain.get(best).copied().unwrap_or(VEXIT)
     }
 
     /// If lanes moving on together hold the same lock, splits them into
@@ -733,6 +874,9 @@ impl<'t> Warp<'_, 't> {
                 }
             }
         }
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.lock_rounds(&rounds);
+        }
         let region = self.next_region;
         self.next_region += 1;
         for i in bits(stay) {
@@ -773,13 +917,14 @@ fn add_group(groups: &mut Vec<Group>, block: CBlockId, func: u64, lane: usize) {
     }
 }
 
-fn add_callee(callees: &mut Vec<Callee>, call: CBlockId, block: CBlockId, func: u64, lane: usize) {
-    match callees
-        .iter_mut()
-        .find(|c| c.0 == call && c.1 == block && c.2 == func)
-    {
+/// Adds `lane` to the group of `callee` (whose mask is ignored).
+fn add_callee(callees: &mut Vec<Callee>, callee: Callee, lane: usize) {
+    let same = |c: &&mut Callee| {
+        (c.0, c.1, c.2, c.4, c.5) == (callee.0, callee.1, callee.2, callee.4, callee.5)
+    };
+    match callees.iter_mut().find(same) {
         Some(c) => c.3 |= 1 << lane,
-        None => callees.push((call, block, func, 1 << lane)),
+        None => callees.push((callee.0, callee.1, callee.2, 1 << lane, callee.4, callee.5)),
     }
 }
 

@@ -13,9 +13,9 @@
 //! assert_eq!(demangle("f"), "f");
 //! ```
 
-use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 use tf_trace::{BlockTable, FunctionId};
 
 /// A demangled name ("foo::bar(int)"); the input itself when it is not mangled.
@@ -54,8 +54,9 @@ struct ModuleDebug {
     base: u64,
     size: u64,
     path: Vec<u8>,
-    /// The loader and the load bias (run-time address − file address).
-    loaded: OnceCell<Option<(addr2line::Loader, u64)>>,
+    /// The loader and the load bias (run-time address − file address);
+    /// behind a lock so that report sinks on several threads can ask.
+    loaded: OnceLock<Option<Mutex<(addr2line::Loader, u64)>>>,
 }
 
 /// Names of the trace's functions.
@@ -163,42 +164,54 @@ impl SourceLines {
                 base: m.base,
                 size: m.size,
                 path: m.path.clone(),
-                loaded: OnceCell::new(),
+                loaded: OnceLock::new(),
             })
             .collect();
         SourceLines { modules }
     }
 
-    /// The loader of the module holding `addr`, and the address in its file.
-    fn module(&self, addr: u64) -> Option<(&addr2line::Loader, u64)> {
+    /// Runs `f` with the loader of the module holding `addr` and the
+    /// address in its file.
+    fn with_module<T>(
+        &self,
+        addr: u64,
+        f: impl FnOnce(&addr2line::Loader, u64) -> Option<T>,
+    ) -> Option<T> {
         let m = self
             .modules
             .iter()
             .find(|m| addr.wrapping_sub(m.base) < m.size)?;
-        let (loader, bias) = m.loaded.get_or_init(|| load(&m.path, m.base)).as_ref()?;
-        Some((loader, addr.wrapping_sub(*bias)))
+        let loaded = m
+            .loaded
+            .get_or_init(|| load(&m.path, m.base).map(Mutex::new))
+            .as_ref()?;
+        let guard = loaded.lock().unwrap_or_else(|e| e.into_inner());
+        let (loader, bias) = &*guard;
+        f(loader, addr.wrapping_sub(*bias))
     }
 
     /// The symbol (function or data, from the module's symbol table) that
     /// holds `addr`, as `name` or `name+0xoffset`.
     pub fn symbol(&self, addr: u64) -> Option<String> {
-        let (loader, probe) = self.module(addr)?;
-        let sym = loader.find_symbol_info(probe)?;
-        let name = demangle(unversioned(sym.name()));
-        Some(match probe - sym.address() {
-            0 => name,
-            off => format!("{name}+{off:#x}"),
+        self.with_module(addr, |loader, probe| {
+            let sym = loader.find_symbol_info(probe)?;
+            let name = demangle(unversioned(sym.name()));
+            Some(match probe - sym.address() {
+                0 => name,
+                off => format!("{name}+{off:#x}"),
+            })
         })
     }
 
     /// The source line of the instruction at `addr`, if its module has
     /// line information and its file can still be read.
     pub fn line(&self, addr: u64) -> Option<SourceLine> {
-        let (loader, probe) = self.module(addr)?;
-        let loc = loader.find_location(probe).ok()??;
-        Some(SourceLine {
-            file: loc.file?.to_string(),
-            line: loc.line?,
+        self.with_module(addr, |loader, probe| {
+            let loc = loader.find_location(probe).ok()??;
+            Some(SourceLine {
+                file: loc.file?.to_string(),
+                line: loc.line?,
+            })
         })
     }
 }

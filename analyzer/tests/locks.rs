@@ -14,7 +14,9 @@ fn report(trace: &Trace, width: usize, locks: bool) -> Report {
         locks,
         ..Options::default()
     };
-    analyze(trace, &opts, &Silent).unwrap()
+    let r = analyze(trace, &opts, &Silent).unwrap();
+    assert!(r.incomplete.is_empty(), "{:?}", r.incomplete);
+    r
 }
 
 /// (warp, thread) instructions of function `name`.
@@ -241,4 +243,111 @@ fn a_lock_still_held_after_the_join_makes_progress() {
     let per_lane = 7 + 2 + 3;
     assert_eq!(r.results[0].thread_instructions, 4 * per_lane);
     assert!(r.results[0].serialized_warp_instructions > 0);
+}
+
+#[test]
+fn a_lock_released_two_calls_down_rejoins_every_lane() {
+    // worker locks, runs crit, calls unlock1, which calls unlock2, which
+    // calls the unlock stub. W = 4, one mutex.
+    // Before the rounds: w0 and the lock stub together (1 + 1 warp, 4 + 4 thread).
+    // Each of the 4 rounds runs one lane: w1, crit (5), w2, u1a, u2a, stub = 10.
+    // After the join all lanes stand in unlock2, two calls below worker, and
+    // go on together: u2b (2), u1b (2), w3 (2).
+    // Warp: 2 + 40 + 6 = 48; thread: 8 + 40 + 24 = 72 = 4 lanes × 18, all of them.
+    let mut p = Prog::new();
+    let worker = p.func(0x100, "worker");
+    let crit_f = p.func(0x200, "crit");
+    let unlock1 = p.func(0x400, "unlock1");
+    let unlock2 = p.func(0x500, "unlock2");
+    let w0 = p.block(0x100, 1, EndKind::Call, worker);
+    let w1 = p.block(0x101, 1, EndKind::Call, worker);
+    let w2 = p.block(0x102, 1, EndKind::Call, worker);
+    let w3 = p.block(0x103, 2, EndKind::Return, worker);
+    let crit = p.block(0x200, 5, EndKind::Return, crit_f);
+    let u1a = p.block(0x400, 1, EndKind::Call, unlock1);
+    let u1b = p.block(0x401, 2, EndKind::Return, unlock1);
+    let u2a = p.block(0x500, 1, EndKind::Call, unlock2);
+    let u2b = p.block(0x501, 2, EndKind::Return, unlock2);
+    let plt_lock = p.block(0x300, 1, EndKind::IndirectJump, 0);
+    let plt_unlock = p.block(0x310, 1, EndKind::IndirectJump, 0);
+    for tid in 1..=4 {
+        let mut t = p.w().thread(tid).unwrap();
+        t.exec(w0, &[]).unwrap();
+        t.exec(plt_lock, &[]).unwrap();
+        t.lock_acquire(LockKind::Mutex, 0x5000).unwrap();
+        t.exec(w1, &[]).unwrap();
+        t.exec(crit, &[]).unwrap();
+        t.exec(w2, &[]).unwrap();
+        t.exec(u1a, &[]).unwrap();
+        t.exec(u2a, &[]).unwrap();
+        t.exec(plt_unlock, &[]).unwrap();
+        t.lock_release(LockKind::Mutex, 0x5000).unwrap();
+        t.exec(u2b, &[]).unwrap();
+        t.exec(u1b, &[]).unwrap();
+        t.exec(w3, &[]).unwrap();
+    }
+    let (t, _c) = p.finish();
+    let r = report(&t, 4, true);
+    let all = &r.results[0];
+    assert_eq!((all.warp_instructions, all.thread_instructions), (48, 72));
+    assert_eq!(all.recorded_thread_instructions, 72);
+    assert_eq!(all.unfinished_units, 0);
+    assert_eq!(func(&r, "crit"), (20, 20));
+    assert_eq!(func(&r, "worker"), (1 + 4 * 2 + 2, 4 + 8 + 8));
+    assert_eq!(func(&r, "unlock1"), (4 + 2, 4 + 8));
+    assert_eq!(func(&r, "unlock2"), (4 + 2, 4 + 8));
+    assert_eq!(r.results[0].locks[0].serialized_lanes, 3);
+    assert!(r.incomplete.is_empty(), "{:?}", r.incomplete);
+}
+
+#[test]
+fn lanes_leaving_a_contended_lock_at_different_places_reconverge() {
+    // main locks, then lanes 0 and 1 unlock on path A (a0: 2, stub, a1: 1),
+    // lanes 2 and 3 on path B (b0: 3, stub, b1: 1); both paths meet at M,
+    // which calls work: a loop L (3 instructions) run 5 times, then X (1).
+    // Rounds: one lane each, m1, then a0 or b0, then the stub: 4, 4, 5, 5.
+    // After the join the lanes stand at a1 and b1, whose post-dominator is M:
+    // a1 and b1 run apart (1 + 1), and from M on all four run together, so
+    // work runs at 100%: warp 5 × 3 + 1 = 16, thread 64.
+    // Whole program: m0, stub (2 warp, 8 thread), rounds 18 (18), a1 and b1
+    // 2 (4), M 1 (4), work 16 (64), E 1 (4): warp 40, thread 102.
+    let mut p = Prog::new();
+    let main = p.func(0x100, "main");
+    let work = p.func(0x200, "work");
+    let m0 = p.block(0x100, 1, EndKind::Call, main);
+    let m1 = p.block(0x101, 1, EndKind::Branch, main);
+    let a0 = p.block(0x110, 2, EndKind::Call, main);
+    let a1 = p.block(0x112, 1, EndKind::Jump, main);
+    let b0 = p.block(0x120, 3, EndKind::Call, main);
+    let b1 = p.block(0x123, 1, EndKind::Jump, main);
+    let m = p.block(0x130, 1, EndKind::Call, main);
+    let e = p.block(0x131, 1, EndKind::Return, main);
+    let l = p.block(0x200, 3, EndKind::Branch, work);
+    let x = p.block(0x203, 1, EndKind::Return, work);
+    let plt_lock = p.block(0x300, 1, EndKind::IndirectJump, 0);
+    let plt_unlock = p.block(0x310, 1, EndKind::IndirectJump, 0);
+    for tid in 1..=4u64 {
+        let mut t = p.w().thread(tid).unwrap();
+        t.exec(m0, &[]).unwrap();
+        t.exec(plt_lock, &[]).unwrap();
+        t.lock_acquire(LockKind::Mutex, 0x5000).unwrap();
+        t.exec(m1, &[]).unwrap();
+        let (first, then) = if tid <= 2 { (a0, a1) } else { (b0, b1) };
+        t.exec(first, &[]).unwrap();
+        t.exec(plt_unlock, &[]).unwrap();
+        t.lock_release(LockKind::Mutex, 0x5000).unwrap();
+        t.exec(then, &[]).unwrap();
+        t.exec(m, &[]).unwrap();
+        for _ in 0..5 {
+            t.exec(l, &[]).unwrap();
+        }
+        t.exec(x, &[]).unwrap();
+        t.exec(e, &[]).unwrap();
+    }
+    let (t, _c) = p.finish();
+    let r = report(&t, 4, true);
+    assert_eq!(func(&r, "work"), (16, 64));
+    let all = &r.results[0];
+    assert_eq!((all.warp_instructions, all.thread_instructions), (40, 102));
+    assert_eq!(all.recorded_thread_instructions, 102);
 }

@@ -16,7 +16,7 @@ fn counts(trace: &Trace, width: usize) -> (u64, u64) {
 
 /// The analysis at one `width` with units `unit`.
 fn analyze_as(trace: &Trace, width: usize, unit: &str) -> tf_analyzer::results::Report {
-    analyze(
+    let r = analyze(
         trace,
         &Options {
             widths: vec![width],
@@ -25,7 +25,9 @@ fn analyze_as(trace: &Trace, width: usize, unit: &str) -> tf_analyzer::results::
         },
         &Silent,
     )
-    .unwrap()
+    .unwrap();
+    assert!(r.incomplete.is_empty(), "{:?}", r.incomplete);
+    r
 }
 
 /// Function `name` of the analysis at one `width` with units `unit`.
