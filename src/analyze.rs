@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tf_analyzer::results::{Report, WidthResult};
-use tf_analyzer::{analyze, Options, Progress};
+use tf_analyzer::sink::{Nobody, Observer};
+use tf_analyzer::{analyze_observed, Options, Progress};
 use tf_trace::Trace;
 
 /// Where to write the results besides the terminal.
@@ -34,15 +35,9 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
     let (report, full) = match &outputs.html {
         None => (compute_on(&trace, options, outputs.timings)?, None),
         Some(_) => {
-            let full = compute_on(
-                &trace,
-                &crate::report::sweep_options(options),
-                outputs.timings,
-            )?;
-            (
-                crate::report::only_widths(&full, &options.widths),
-                Some(full),
-            )
+            let (full, details) = crate::report::compute(&trace, options, outputs.timings)?;
+            let shown = crate::report::only_widths(&full, &options.widths);
+            (shown, Some((full, details)))
         }
     };
     print(
@@ -58,9 +53,9 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
         std::fs::write(path, report.to_csv())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    if let (Some(dir), Some(full)) = (&outputs.html, &full) {
+    if let (Some(dir), Some((full, details))) = (&outputs.html, &full) {
         let args = crate::report::ReportArgs { dir, all: false };
-        crate::report::write(&trace, full, &options.widths, &args)?;
+        crate::report::write(&trace, full, details, &options.widths, &args)?;
     }
     // Figures that leave recorded work out must never pass for complete.
     for why in &report.incomplete {
@@ -82,8 +77,18 @@ pub fn open(dir: &Path) -> Result<Trace> {
 /// Analyses an open trace with a progress bar on stderr (and the wall time
 /// of each stage when `timings`).
 pub fn compute_on(trace: &Trace, options: &Options, timings: bool) -> Result<Report> {
+    compute_observed(trace, options, timings, &Nobody)
+}
+
+/// [`compute_on`], showing every warp's replay to `observer`.
+pub fn compute_observed<O: Observer>(
+    trace: &Trace,
+    options: &Options,
+    timings: bool,
+    observer: &O,
+) -> Result<Report> {
     let bar = Bar::new();
-    let report = analyze(trace, options, &bar)?;
+    let report = analyze_observed(trace, options, &bar, observer)?;
     bar.finish();
     if timings {
         for line in bar.timings() {

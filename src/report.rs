@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use std::path::Path;
 use tf_analyzer::results::Report;
 use tf_analyzer::Options;
+use tf_reports::observe::{Collector, Details};
 use tf_reports::{analysis_widths, RunInfo, Settings};
 use tf_trace::Trace;
 
@@ -16,33 +17,53 @@ pub struct ReportArgs<'a> {
     pub all: bool,
 }
 
-/// The analysis options of a report: the user's widths and the sweep's.
-pub fn sweep_options(options: &Options) -> Options {
-    Options {
-        widths: analysis_widths(&options.widths),
-        ..options.clone()
-    }
-}
-
 /// `tf report`: analyses the trace (the user's widths and the sweep's in one
 /// run) and writes the report; returns the exit status.
 pub fn run(trace: &Path, options: &Options, args: &ReportArgs, timings: bool) -> Result<i32> {
     let trace = crate::analyze::open(trace)?;
-    let report = crate::analyze::compute_on(&trace, &sweep_options(options), timings)?;
-    write(&trace, &report, &options.widths, args)?;
-    Ok(0)
+    let (report, details) = compute(&trace, options, timings)?;
+    write(&trace, &report, &details, &options.widths, args)?;
+    // Figures that leave recorded work out must never pass for complete.
+    for why in &report.incomplete {
+        eprintln!("tf: error: incomplete analysis: {why}");
+    }
+    Ok(if report.incomplete.is_empty() { 0 } else { 3 })
 }
 
-/// Writes the report of `report` (analysed with [`sweep_options`]) showing
+/// Analyses `trace` at the user's widths and the sweep's in one run,
+/// observing the blocks of the user's widths.
+pub fn compute(trace: &Trace, options: &Options, timings: bool) -> Result<(Report, Details)> {
+    let collector = Collector::new(&options.widths);
+    let sweep = Options {
+        widths: analysis_widths(&options.widths),
+        ..options.clone()
+    };
+    let report = crate::analyze::compute_observed(trace, &sweep, timings, &collector)?;
+    Ok((report, collector.finish()))
+}
+
+/// Writes the report of `report` and `details` (from [`compute`]) showing
 /// `widths`, and prints where its index page is.
-pub fn write(trace: &Trace, report: &Report, widths: &[usize], args: &ReportArgs) -> Result<()> {
-    let run = RunInfo::from_trace(trace);
+pub fn write(
+    trace: &Trace,
+    report: &Report,
+    details: &Details,
+    widths: &[usize],
+    args: &ReportArgs,
+) -> Result<()> {
     let settings = Settings {
         widths: widths.to_vec(),
         all_functions: args.all,
     };
-    let written = tf_reports::write(args.dir, report, &run, &settings)
-        .with_context(|| format!("cannot write the report into {}", args.dir.display()))?;
+    let observed = tf_reports::Observed::new(details, trace);
+    let written = tf_reports::write(
+        args.dir,
+        report,
+        &RunInfo::from_trace(trace),
+        &settings,
+        Some(&observed),
+    )
+    .with_context(|| format!("cannot write the report into {}", args.dir.display()))?;
     eprintln!(
         "tf: report with {} function pages: {}",
         written.function_pages,

@@ -4,12 +4,12 @@
 use crate::catalogue::{Catalogue, Function};
 use crate::html::{count, eff_cell, escape, header_row, num_cell, page, pct, spr};
 use crate::plots::{self, Line};
-use crate::Error;
+use crate::{Error, Observed};
 use std::fmt::Write;
 use tf_analyzer::results::SegmentReport;
 
 /// The page of `f`.
-pub fn render(c: &Catalogue, f: &Function) -> Result<String, Error> {
+pub fn render(c: &Catalogue, f: &Function, observed: Option<&Observed>) -> Result<String, Error> {
     let mut body = format!(
         "<p><a href=\"../index.html\">← all functions</a></p>\n<h1>{}</h1>\n<dl class=\"run\"><dt>module</dt><dd>{}</dd><dt>source</dt><dd>{}</dd></dl>\n",
         escape(f.name),
@@ -19,6 +19,9 @@ pub fn render(c: &Catalogue, f: &Function) -> Result<String, Error> {
     body.push_str(&figures(c, f));
     body.push_str(&sweep(c, f)?);
     body.push_str(&memory(c, f));
+    if let Some(o) = observed {
+        body.push_str(&crate::function_detail::render(c, f, o));
+    }
     Ok(page(&format!("tf report: {}", f.name), &body))
 }
 

@@ -84,6 +84,13 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
     for w in &r.warnings {
         let _ = writeln!(out, "<p class=\"warn\">warning: {}</p>", escape(w));
     }
+    for w in &r.incomplete {
+        let _ = writeln!(
+            out,
+            "<p class=\"warn\"><b>incomplete analysis</b> (the figures leave recorded work out): {}</p>",
+            escape(w)
+        );
+    }
     out
 }
 

@@ -13,17 +13,22 @@
 //! let settings = Settings { widths: vec![32], all_functions: false };
 //! let opts = tf_analyzer::Options { widths: analysis_widths(&settings.widths), ..Default::default() };
 //! let report = tf_analyzer::analyze(&trace, &opts, &tf_analyzer::Silent).unwrap();
-//! let written = write("report".as_ref(), &report, &RunInfo::from_trace(&trace), &settings).unwrap();
+//! let written = write("report".as_ref(), &report, &RunInfo::from_trace(&trace), &settings, None).unwrap();
 //! println!("{}", written.index.display());
 //! ```
 
 pub mod catalogue;
+pub mod cfg_svg;
+pub mod code;
+mod function_detail;
 mod function_page;
 pub mod html;
 mod index_page;
+pub mod observe;
 pub mod plots;
 
 use catalogue::Catalogue;
+pub use function_detail::Observed;
 use std::path::{Path, PathBuf};
 use tf_analyzer::results::Report;
 
@@ -114,12 +119,14 @@ pub struct Written {
 }
 
 /// Writes the report of `report` into `dir` (created when missing): the
-/// index page and the function pages under `dir/functions/`.
+/// index page and the function pages under `dir/functions/`, with their
+/// blocks, source lines and CFGs when the replay was `observed`.
 pub fn write(
     dir: &Path,
     report: &Report,
     run: &RunInfo,
     settings: &Settings,
+    observed: Option<&Observed>,
 ) -> Result<Written, Error> {
     let catalogue = Catalogue::new(report, settings)?;
     let functions_dir = dir.join("functions");
@@ -133,7 +140,10 @@ pub fn write(
     let mut pages = 0;
     for f in catalogue.functions.iter().filter(|f| f.page.is_some()) {
         let page = f.page.as_deref().expect("filtered");
-        put(dir.join(page), function_page::render(&catalogue, f)?)?;
+        put(
+            dir.join(page),
+            function_page::render(&catalogue, f, observed)?,
+        )?;
         pages += 1;
     }
     Ok(Written {

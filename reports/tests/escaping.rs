@@ -29,6 +29,8 @@ fn report() -> Report {
         units: 4,
         warps: 1,
         thread_instructions: 400,
+        recorded_thread_instructions: 400,
+        unfinished_units: 0,
         warp_instructions: 100,
         simt_efficiency: 1.0,
         divergent_branches: 0,
@@ -65,6 +67,7 @@ fn report() -> Report {
         skipped: Default::default(),
         results: tf_reports::SWEEP.iter().map(|&w| result(w)).collect(),
         warnings: vec![format!("warning{EVIL}")],
+        incomplete: vec![format!("incomplete{EVIL}")],
     }
 }
 
@@ -75,7 +78,7 @@ fn hostile_names_are_escaped_on_every_page() {
         widths: vec![4],
         all_functions: false,
     };
-    let written = write(dir.path(), &report(), &RunInfo::default(), &settings).unwrap();
+    let written = write(dir.path(), &report(), &RunInfo::default(), &settings, None).unwrap();
     assert_eq!(written.function_pages, 2);
     let mut pages = vec![std::fs::read_to_string(&written.index).unwrap()];
     for entry in std::fs::read_dir(dir.path().join("functions")).unwrap() {
@@ -89,7 +92,7 @@ fn hostile_names_are_escaped_on_every_page() {
         assert!(page.contains(ESCAPED), "names are shown, escaped");
     }
     let index = &pages[0];
-    for shown in ["f", "mod", "lock", "start", "prog", "warning"] {
+    for shown in ["f", "mod", "lock", "start", "prog", "warning", "incomplete"] {
         assert!(
             index.contains(&format!("{shown}{ESCAPED}")),
             "{shown} escaped on the index"
