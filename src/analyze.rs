@@ -35,7 +35,8 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
     let (report, full) = match &outputs.html {
         None => (compute_on(&trace, options, outputs.timings)?, None),
         Some(_) => {
-            let (full, details) = crate::report::compute(&trace, options, outputs.timings)?;
+            let sweep = tf_reports::SWEEP;
+            let (full, details) = crate::report::compute(&trace, options, &sweep, outputs.timings)?;
             let shown = crate::report::only_widths(&full, &options.widths);
             (shown, Some((full, details)))
         }
@@ -54,7 +55,11 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let (Some(dir), Some((full, details))) = (&outputs.html, &full) {
-        let args = crate::report::ReportArgs { dir, all: false };
+        let args = crate::report::ReportArgs {
+            dir,
+            all: false,
+            sweep: &tf_reports::SWEEP,
+        };
         crate::report::write(&trace, full, details, &options.widths, &args)?;
     }
     // Figures that leave recorded work out must never pass for complete.

@@ -78,8 +78,8 @@ enum Command {
     },
     /// Write an HTML report with plots: index.html and a page per function.
     ///
-    /// The warp widths 1, 2, 4, 8, 16, 24, 32, 48 and 64 are replayed in the
-    /// same run for the sweep plot; the tables show the --warp widths.
+    /// The --sweep widths are replayed in the same run for the warp-width
+    /// plots; the tables show the --warp widths.
     Report {
         /// Trace directory.
         trace: PathBuf,
@@ -91,6 +91,15 @@ enum Command {
         /// A page for every function, not only those with at least 0.1% of the warp instructions.
         #[arg(long)]
         all: bool,
+        /// Warp widths of the sweep plots, replayed with the --warp widths in the same run
+        /// (each width costs one more replay).
+        #[arg(
+            long,
+            value_name = "W",
+            value_delimiter = ',',
+            default_value = "1,2,4,8,16,24,32,48,64"
+        )]
+        sweep: Vec<usize>,
         /// Print the wall time of each stage of the analysis on stderr.
         #[arg(long)]
         timings: bool,
@@ -231,11 +240,16 @@ fn main() -> ExitCode {
             output,
             options,
             all,
+            sweep,
             timings,
         } => report::run(
             &trace,
             &options.options(),
-            &report::ReportArgs { dir: &output, all },
+            &report::ReportArgs {
+                dir: &output,
+                all,
+                sweep: &sweep,
+            },
             timings,
         ),
         Command::Info { trace, top } => info::run(&trace, top),

@@ -15,13 +15,18 @@ pub struct ReportArgs<'a> {
     pub dir: &'a Path,
     /// A page for every function.
     pub all: bool,
+    /// The sweep's warp widths.
+    pub sweep: &'a [usize],
 }
 
 /// `tf report`: analyses the trace (the user's widths and the sweep's in one
 /// run) and writes the report; returns the exit status.
 pub fn run(trace: &Path, options: &Options, args: &ReportArgs, timings: bool) -> Result<i32> {
     let trace = crate::analyze::open(trace)?;
-    let (report, details) = compute(&trace, options, timings)?;
+    if let Some(w) = args.sweep.iter().find(|w| !(1..=64).contains(*w)) {
+        anyhow::bail!("--sweep {w}: warp widths must be 1..=64");
+    }
+    let (report, details) = compute(&trace, options, args.sweep, timings)?;
     write(&trace, &report, &details, &options.widths, args)?;
     // Figures that leave recorded work out must never pass for complete.
     for why in &report.incomplete {
@@ -30,12 +35,17 @@ pub fn run(trace: &Path, options: &Options, args: &ReportArgs, timings: bool) ->
     Ok(if report.incomplete.is_empty() { 0 } else { 3 })
 }
 
-/// Analyses `trace` at the user's widths and the sweep's in one run,
+/// Analyses `trace` at the user's widths and the `sweep`'s in one run,
 /// observing the blocks of the user's widths.
-pub fn compute(trace: &Trace, options: &Options, timings: bool) -> Result<(Report, Details)> {
+pub fn compute(
+    trace: &Trace,
+    options: &Options,
+    sweep: &[usize],
+    timings: bool,
+) -> Result<(Report, Details)> {
     let collector = Collector::new(&options.widths);
     let sweep = Options {
-        widths: analysis_widths(&options.widths),
+        widths: analysis_widths(&options.widths, sweep),
         ..options.clone()
     };
     let report = crate::analyze::compute_observed(trace, &sweep, timings, &collector)?;

@@ -423,3 +423,39 @@ fn blocks_add_up_to_every_function_of_the_report() {
         }
     }
 }
+
+#[test]
+fn sweep_widths_are_chosen_with_sweep_and_checked() {
+    let t = traced("triangle");
+    let dir = tempdir();
+    let html = dir.path().join("html");
+    let run = |sweep: &str| {
+        tf().arg("report")
+            .arg(&t.trace)
+            .arg("-o")
+            .arg(&html)
+            .args(["--unit", "call:worker", "--warp", "32", "--sweep", sweep])
+            .output()
+            .unwrap()
+    };
+    let out = run("1,64");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let full: Value = serde_json::from_str(&read(&html.join("report.json"))).unwrap();
+    let widths: Vec<u64> = full["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["warp_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(widths, [1, 32, 64]);
+    let out = run("65");
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "tf: --sweep 65: warp widths must be 1..=64"
+    );
+}

@@ -4,14 +4,14 @@
 //! Every figure is read from the analyzer's [`Report`] — the same model that
 //! `tf analyze` prints and writes as JSON — never recomputed. The report's
 //! warp-width sweep comes from the same run: the analysis is asked for the
-//! user's widths and [`SWEEP`] together ([`analysis_widths`]), and the tables
-//! show the user's widths only.
+//! user's widths and the sweep's ([`SWEEP`] by default) together
+//! ([`analysis_widths`]), and the tables show the user's widths only.
 //!
 //! ```no_run
-//! use tf_reports::{analysis_widths, write, RunInfo, Settings};
+//! use tf_reports::{analysis_widths, write, RunInfo, Settings, SWEEP};
 //! let trace = tf_trace::Trace::open("trace-pigz-1").unwrap();
 //! let settings = Settings { widths: vec![32], all_functions: false };
-//! let opts = tf_analyzer::Options { widths: analysis_widths(&settings.widths), ..Default::default() };
+//! let opts = tf_analyzer::Options { widths: analysis_widths(&settings.widths, &SWEEP), ..Default::default() };
 //! let report = tf_analyzer::analyze(&trace, &opts, &tf_analyzer::Silent).unwrap();
 //! let written = write("report".as_ref(), &report, &RunInfo::from_trace(&trace), &settings, None).unwrap();
 //! println!("{}", written.index.display());
@@ -32,17 +32,20 @@ pub use function_detail::Observed;
 use std::path::{Path, PathBuf};
 use tf_analyzer::results::Report;
 
-/// The warp widths of the sweep plot, analysed together with the user's.
+/// The warp widths of the sweep plot by default, analysed together with the
+/// user's: every power of two and the widths between the larger ones.
 pub const SWEEP: [usize; 9] = [1, 2, 4, 8, 16, 24, 32, 48, 64];
 
-/// The widths to analyse for a report of `user` widths: `user` and
-/// [`SWEEP`], sorted, each once.
+/// The widths to analyse for a report of `user` widths with a `sweep`:
+/// both, sorted, each once.
 ///
 /// ```
-/// assert_eq!(tf_reports::analysis_widths(&[12]), vec![1, 2, 4, 8, 12, 16, 24, 32, 48, 64]);
+/// use tf_reports::{analysis_widths, SWEEP};
+/// assert_eq!(analysis_widths(&[12], &SWEEP), vec![1, 2, 4, 8, 12, 16, 24, 32, 48, 64]);
+/// assert_eq!(analysis_widths(&[32], &[1, 64]), vec![1, 32, 64]);
 /// ```
-pub fn analysis_widths(user: &[usize]) -> Vec<usize> {
-    let mut all: Vec<usize> = user.iter().copied().chain(SWEEP).collect();
+pub fn analysis_widths(user: &[usize], sweep: &[usize]) -> Vec<usize> {
+    let mut all: Vec<usize> = user.iter().chain(sweep).copied().collect();
     all.sort_unstable();
     all.dedup();
     all

@@ -190,6 +190,8 @@ pub struct WarpSink {
     d: WidthDetails,
     sectors: Vec<u64>,
     interleaved: Vec<u64>,
+    cursors: Vec<usize>,
+    steps: Vec<(Step, u64)>,
 }
 
 impl Observer for Collector {
@@ -211,6 +213,8 @@ impl Observer for Collector {
             d: WidthDetails::default(),
             sectors: Vec::new(),
             interleaved: Vec::new(),
+            cursors: Vec::new(),
+            steps: Vec::new(),
         }
     }
 
@@ -263,13 +267,22 @@ impl IssueSink for WarpSink {
         if issue.block.n_ops > 0 {
             self.coalesce(issue);
         }
+        // Lanes mostly arrive together from one block: count each edge and
+        // call once per issue, not once per lane.
+        self.steps.clear();
         for l in issue.lanes {
-            walk(
-                &mut self.walks[l.lane],
-                key,
-                issue.block.is_entry,
-                &mut self.d,
-            );
+            let step = walk(&mut self.walks[l.lane], key, issue.block.is_entry);
+            match self.steps.iter_mut().find(|(s, _)| *s == step) {
+                Some((_, n)) => *n += 1,
+                None => self.steps.push((step, 1)),
+            }
+        }
+        for &(step, n) in &self.steps {
+            match step {
+                Step::Edge(e) => *self.d.edges.entry(e).or_default() += n,
+                Step::Call(c) => *self.d.calls.entry(c).or_default() += n,
+                Step::Start => {}
+            }
         }
     }
 
@@ -307,12 +320,13 @@ impl WarpSink {
             .blocks
             .get_mut(&(issue.function, issue.cblock))
             .expect("counted above");
-        let mut cursors: Vec<usize> = vec![0; issue.lanes.len()];
+        self.cursors.clear();
+        self.cursors.resize(issue.lanes.len(), 0);
         for j in 0..issue.block.n_ops as u16 {
             self.sectors.clear();
             self.interleaved.clear();
             let mut first: Option<(usize, u64, bool)> = None;
-            for (c, l) in cursors.iter_mut().zip(issue.lanes) {
+            for (c, l) in self.cursors.iter_mut().zip(issue.lanes) {
                 let Some(a) = l.accesses.get(*c) else {
                     continue;
                 };
@@ -354,32 +368,50 @@ impl WarpSink {
     }
 }
 
+/// How a lane came to a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// From another block of the same function (`(function, from, to)`).
+    Edge((FunctionId, CBlockId, CBlockId)),
+    /// Called from a function (`(caller, callee)`).
+    Call((FunctionId, FunctionId)),
+    /// The unit's first block, or a jump into another function's middle.
+    Start,
+}
+
 /// Follows one lane into `key`: an edge when it stays in its function, a
-/// call when it enters a function's first block, a return when it comes
-/// back to a function it was running.
-fn walk(lane: &mut LaneWalk, key: BlockKey, is_entry: bool, d: &mut WidthDetails) {
+/// call when it enters a function's first block, a return (an edge from the
+/// call site) when it comes back to a function it was running.
+fn walk(lane: &mut LaneWalk, key: BlockKey, is_entry: bool) -> Step {
     let (f, b) = key;
     match lane.last_mut() {
-        None => lane.push(key),
         Some(top) if top.0 == f && !is_entry => {
-            *d.edges.entry((f, top.1, b)).or_default() += 1;
-            top.1 = b;
+            let from = std::mem::replace(&mut top.1, b);
+            Step::Edge((f, from, b))
         }
         Some(top) if is_entry => {
-            *d.calls.entry((top.0, f)).or_default() += 1;
+            let caller = top.0;
             lane.push(key);
+            Step::Call((caller, f))
         }
         Some(_) => match lane.iter().rposition(|k| k.0 == f) {
             Some(i) => {
                 lane.truncate(i + 1);
                 let top = lane.last_mut().expect("kept");
-                *d.edges.entry((f, top.1, b)).or_default() += 1;
-                top.1 = b;
+                let from = std::mem::replace(&mut top.1, b);
+                Step::Edge((f, from, b))
             }
             // Jumped into another function's middle (a cold part, a tail
             // jump): follow it there.
-            None => lane.push(key),
+            None => {
+                lane.push(key);
+                Step::Start
+            }
         },
+        None => {
+            lane.push(key);
+            Step::Start
+        }
     }
 }
 
@@ -396,22 +428,28 @@ mod tests {
 
     #[test]
     fn a_lane_walk_finds_edges_calls_and_returns() {
-        let mut d = WidthDetails::default();
         let mut lane = LaneWalk::new();
-        // main: block 1 → call f (entry 10) → f: 11 → return to main: 2.
-        for (key, entry) in [
+        // main: block 1 → 2 → call f (entry 10) → f: 11 → return to main: 3.
+        let steps: Vec<Step> = [
             ((1, 1), true),
             ((1, 2), false),
             ((2, 10), true),
             ((2, 11), false),
             ((1, 3), false),
-        ] {
-            walk(&mut lane, key, entry, &mut d);
-        }
-        assert_eq!(d.edges[&(1, 1, 2)], 1);
-        assert_eq!(d.edges[&(2, 10, 11)], 1);
-        assert_eq!(d.edges[&(1, 2, 3)], 1, "call site to return site");
-        assert_eq!(d.calls[&(1, 2)], 1);
+        ]
+        .into_iter()
+        .map(|(key, entry)| walk(&mut lane, key, entry))
+        .collect();
+        assert_eq!(
+            steps,
+            [
+                Step::Start,
+                Step::Edge((1, 1, 2)),
+                Step::Call((1, 2)),
+                Step::Edge((2, 10, 11)),
+                Step::Edge((1, 2, 3)), // call site to return site
+            ]
+        );
         assert_eq!(lane, vec![(1, 3)]);
     }
 
