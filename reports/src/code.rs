@@ -103,16 +103,22 @@ impl<'a> CodeView<'a> {
 /// Decodes x86-64 `code` loaded at `ip`, one line per instruction.
 ///
 /// ```
-/// // mov eax, 1; ret
-/// let asm = tf_reports::code::disassemble(&[0xb8, 1, 0, 0, 0, 0xc3], 0x1000);
-/// assert_eq!(asm, vec![(0x1000, "mov eax,1".to_string()), (0x1005, "ret".to_string())]);
+/// // mov eax, 1; jne 0x1000; ret
+/// let asm = tf_reports::code::disassemble(&[0xb8, 1, 0, 0, 0, 0x75, 0xf9, 0xc3], 0x1000);
+/// let text: Vec<&str> = asm.iter().map(|(_, t)| t.as_str()).collect();
+/// assert_eq!(text, ["mov eax,1", "jne 0x1000", "ret"]);
+/// assert_eq!(asm[2].0, 0x1007);
 /// ```
 pub fn disassemble(code: &[u8], ip: u64) -> Vec<(u64, String)> {
     let mut decoder = Decoder::with_ip(64, code, ip, DecoderOptions::NONE);
     let mut formatter = IntelFormatter::new();
-    formatter
-        .options_mut()
-        .set_space_after_operand_separator(false);
+    let o = formatter.options_mut();
+    o.set_space_after_operand_separator(false);
+    o.set_hex_prefix("0x");
+    o.set_hex_suffix("");
+    o.set_uppercase_hex(false);
+    o.set_branch_leading_zeros(false);
+    o.set_show_branch_size(false);
     let mut insn = Instruction::default();
     let mut out = Vec::new();
     while decoder.can_decode() {
