@@ -20,12 +20,15 @@
 pub mod catalogue;
 pub mod cfg_svg;
 pub mod code;
+mod function_code;
 mod function_detail;
 mod function_page;
+mod function_table;
 pub mod html;
 mod index_page;
 pub mod observe;
 pub mod plots;
+mod work_sections;
 
 use catalogue::Catalogue;
 pub use function_detail::Observed;
