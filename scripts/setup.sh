@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tf and its tests need on Debian/Ubuntu, when it is missing:
 # Valgrind (the tracer runs inside it), a C compiler and make (the tracer and
-# the workloads are C), and pigz (a real multi-threaded program the tests trace).
+# the workloads are C), pigz (a real multi-threaded program the tests trace) and
+# Chromium (the report tests open the HTML pages in it, headless).
 set -euo pipefail
 
 need=()
@@ -10,6 +11,7 @@ command -v valgrind >/dev/null || need+=(valgrind)
 command -v gcc >/dev/null || need+=(gcc)
 command -v make >/dev/null || need+=(make)
 command -v pigz >/dev/null || need+=(pigz)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
     export DEBIAN_FRONTEND=noninteractive

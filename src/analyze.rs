@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tf_analyzer::results::{Report, WidthResult};
-use tf_analyzer::{analyze, Options, Progress};
+use tf_analyzer::sink::{Nobody, Observer};
+use tf_analyzer::{analyze_observed, Options, Progress};
 use tf_trace::Trace;
 
 /// Where to write the results besides the terminal.
@@ -22,11 +23,32 @@ pub struct Outputs {
     pub stack_model: crate::StackModel,
     /// Print the wall time of each stage on stderr.
     pub timings: bool,
+    /// `--html DIR`: also write the HTML report there.
+    pub html: Option<PathBuf>,
 }
 
 /// Runs the analysis and prints the table; returns the exit status.
 pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
-    let report = compute(dir, options, outputs.timings)?;
+    let trace = open(dir)?;
+    // With --html the sweep's widths are replayed in the same run; the table,
+    // JSON and CSV keep the user's widths only.
+    let (report, full) = match &outputs.html {
+        None => (compute_on(&trace, options, outputs.timings)?, None),
+        Some(_) => {
+            let sweep = tf_reports::SWEEP;
+            let (full, details) = crate::report::compute(&trace, options, &sweep, outputs.timings)?;
+            let shown = crate::report::only_widths(&full, &options.widths);
+            (shown, Some((full, details)))
+        }
+    };
+    if let (Some(dir), Some((full, details))) = (&outputs.html, &full) {
+        let args = crate::report::ReportArgs {
+            dir,
+            all: false,
+            sweep: &tf_reports::SWEEP,
+        };
+        crate::report::write(&trace, full, details, &options.widths, &args)?;
+    }
     emit(&report, outputs)
 }
 
@@ -53,16 +75,31 @@ pub fn emit(report: &Report, outputs: &Outputs) -> Result<i32> {
     Ok(if report.incomplete.is_empty() { 0 } else { 3 })
 }
 
-/// Opens the trace and analyses it with a progress bar on stderr (and the
-/// wall time of each stage when `timings`).
-pub fn compute(dir: &Path, options: &Options, timings: bool) -> Result<Report> {
+/// Opens a trace, naming its damage on stderr.
+pub fn open(dir: &Path) -> Result<Trace> {
     let trace =
         Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
     for problem in trace.problems() {
         eprintln!("tf: warning: {problem}");
     }
+    Ok(trace)
+}
+
+/// Analyses an open trace with a progress bar on stderr (and the wall time
+/// of each stage when `timings`).
+pub fn compute_on(trace: &Trace, options: &Options, timings: bool) -> Result<Report> {
+    compute_observed(trace, options, timings, &Nobody)
+}
+
+/// [`compute_on`], showing every warp's replay to `observer`.
+pub fn compute_observed<O: Observer>(
+    trace: &Trace,
+    options: &Options,
+    timings: bool,
+    observer: &O,
+) -> Result<Report> {
     let bar = Bar::new();
-    let report = analyze(&trace, options, &bar)?;
+    let report = analyze_observed(trace, options, &bar, observer)?;
     bar.finish();
     if timings {
         for line in bar.timings() {

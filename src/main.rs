@@ -8,6 +8,7 @@ mod export;
 mod info;
 mod merge;
 mod record;
+mod report;
 mod summary;
 mod valgrind;
 
@@ -70,6 +71,37 @@ enum Command {
         /// How many functions to list per warp width.
         #[arg(long, default_value_t = 25)]
         top: usize,
+        /// Print the wall time of each stage of the analysis on stderr.
+        #[arg(long)]
+        timings: bool,
+        /// Also write the HTML report into DIR (as `tf report`).
+        #[arg(long, value_name = "DIR")]
+        html: Option<PathBuf>,
+    },
+    /// Write an HTML report with plots: index.html and a page per function.
+    ///
+    /// The --sweep widths are replayed in the same run for the warp-width
+    /// plots; the tables show the --warp widths.
+    Report {
+        /// Trace directory.
+        trace: PathBuf,
+        /// Report directory (created when missing).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: PathBuf,
+        #[command(flatten)]
+        options: AnalyzeArgs,
+        /// A page for every function, not only those with at least 0.1% of the warp instructions.
+        #[arg(long)]
+        all: bool,
+        /// Warp widths of the sweep plots, replayed with the --warp widths in the same run
+        /// (each width costs one more replay).
+        #[arg(
+            long,
+            value_name = "W",
+            value_delimiter = ',',
+            default_value = "1,2,4,8,16,24,32,48,64"
+        )]
+        sweep: Vec<usize>,
         /// Print the wall time of each stage of the analysis on stderr.
         #[arg(long)]
         timings: bool,
@@ -269,6 +301,7 @@ fn main() -> ExitCode {
             csv,
             top,
             timings,
+            html,
         } => analyze::run(
             &trace,
             &options.options(),
@@ -278,6 +311,7 @@ fn main() -> ExitCode {
                 top,
                 stack_model: options.stack_model,
                 timings,
+                html,
             },
         ),
         Command::Merge {
@@ -293,6 +327,7 @@ fn main() -> ExitCode {
                 top,
                 stack_model: StackModel::Cpu,
                 timings: false,
+                html: None,
             },
         ),
         Command::Export {
@@ -311,6 +346,23 @@ fn main() -> ExitCode {
                 "tf export: give --accelsim TRACE -o DIR, or --check DIR"
             )),
         },
+        Command::Report {
+            trace,
+            output,
+            options,
+            all,
+            sweep,
+            timings,
+        } => report::run(
+            &trace,
+            &options.options(),
+            &report::ReportArgs {
+                dir: &output,
+                all,
+                sweep: &sweep,
+            },
+            timings,
+        ),
         Command::Info { trace, top } => info::run(&trace, top),
     };
     match result {

@@ -1,0 +1,468 @@
+//! Per-block figures, gathered from the replay through the analyzer's
+//! observer seam ([`tf_analyzer::sink`]): for each canonical block, its thread
+//! and warp instructions (per instruction, for source lines), its memory
+//! requests and sectors (per operand and per segment), the divergences at its
+//! end and where they reconverge; for each function, the edges its lanes took
+//! between its blocks and the calls they made.
+//!
+//! The figures come from the very issues that make `tf analyze`'s report,
+//! counted the way the replay counts them, so a function's blocks add up to
+//! its figures in the report exactly (the tests check it).
+//!
+//! ```no_run
+//! use tf_reports::observe::Collector;
+//! let trace = tf_trace::Trace::open("trace-pigz-1").unwrap();
+//! let collector = Collector::new(&[32]);
+//! let opts = tf_analyzer::Options::default();
+//! let report = tf_analyzer::analyze_observed(&trace, &opts, &tf_analyzer::Silent, &collector).unwrap();
+//! let details = collector.finish();
+//! println!("{} blocks at W = 32", details.widths[&32].blocks.len());
+//! ```
+
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use tf_analyzer::blocks::{CBlock, CBlockId};
+use tf_analyzer::segments::{interleaved_sectors, sectors, SegmentCache, Segments};
+use tf_analyzer::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
+use tf_analyzer::stats::{Insns, Memory, Requests};
+use tf_trace::FunctionId;
+
+/// A block of a function: the function its instructions are charged to and
+/// the canonical block.
+pub type BlockKey = (FunctionId, CBlockId);
+
+/// What one block did at one warp width.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BlockStats {
+    /// Warp issues of the block.
+    pub issues: u64,
+    /// Thread and warp instructions.
+    pub insns: Insns,
+    /// `lanes_by_length[n]`: lanes that ran exactly `n` of its instructions.
+    pub lanes_by_length: Vec<u64>,
+    /// `issues_by_length[n]`: issues whose longest lane ran `n` instructions.
+    pub issues_by_length: Vec<u64>,
+    /// Requests by segment, as the replay counts them.
+    pub memory: Memory,
+    /// Requests and sectors per memory operand of the block.
+    pub operands: Vec<Requests>,
+    /// Times the warp's lanes split at its end.
+    pub divergences: u64,
+    /// Paths taken, summed over those divergences.
+    pub paths: u64,
+    /// Where they reconverge (`None`: at the function's exit, or never split).
+    pub reconverge: Option<CBlockId>,
+    /// Warp instructions issued by serialized lock rounds.
+    pub serialized: u64,
+}
+
+impl BlockStats {
+    fn new(block: &CBlock) -> BlockStats {
+        BlockStats {
+            lanes_by_length: vec![0; block.n_insns as usize + 1],
+            issues_by_length: vec![0; block.n_insns as usize + 1],
+            operands: vec![Requests::default(); block.n_ops as usize],
+            ..BlockStats::default()
+        }
+    }
+
+    fn add(&mut self, o: &BlockStats) {
+        self.issues += o.issues;
+        self.insns.add(&o.insns);
+        add_vec(&mut self.lanes_by_length, &o.lanes_by_length);
+        add_vec(&mut self.issues_by_length, &o.issues_by_length);
+        self.memory.add(&o.memory);
+        for (a, b) in self.operands.iter_mut().zip(&o.operands) {
+            a.add(b);
+        }
+        self.divergences += o.divergences;
+        self.paths += o.paths;
+        self.reconverge = self.reconverge.or(o.reconverge);
+        self.serialized += o.serialized;
+    }
+
+    /// Thread and warp instructions of its instruction `k` (0-based).
+    pub fn instruction(&self, k: usize) -> Insns {
+        let after = |v: &[u64]| v.iter().skip(k + 1).sum::<u64>();
+        Insns {
+            thread_instructions: after(&self.lanes_by_length),
+            warp_instructions: after(&self.issues_by_length),
+        }
+    }
+}
+
+fn add_vec(a: &mut [u64], b: &[u64]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+/// Everything gathered at one warp width.
+#[derive(Clone, Debug, Default)]
+pub struct WidthDetails {
+    /// Per block.
+    pub blocks: HashMap<BlockKey, BlockStats>,
+    /// Lanes that went from one block of a function to another
+    /// (`(function, from, to)`), a call in between not counted.
+    pub edges: HashMap<(FunctionId, CBlockId, CBlockId), u64>,
+    /// Lanes' calls from one function into another (`(caller, callee)`).
+    pub calls: HashMap<(FunctionId, FunctionId), u64>,
+}
+
+impl WidthDetails {
+    fn add(&mut self, o: WidthDetails) {
+        for (k, b) in o.blocks {
+            match self.blocks.get_mut(&k) {
+                Some(mine) => mine.add(&b),
+                None => {
+                    self.blocks.insert(k, b);
+                }
+            }
+        }
+        for (k, n) in o.edges {
+            *self.edges.entry(k).or_default() += n;
+        }
+        for (k, n) in o.calls {
+            *self.calls.entry(k).or_default() += n;
+        }
+    }
+}
+
+/// A function as the analysis named it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionName {
+    /// Name (as in the report).
+    pub name: String,
+    /// Module file name.
+    pub module: String,
+}
+
+/// What [`Collector`] gathered.
+#[derive(Clone, Debug, Default)]
+pub struct Details {
+    /// Per recorded warp width.
+    pub widths: BTreeMap<usize, WidthDetails>,
+    /// Every block seen.
+    pub blocks: HashMap<CBlockId, CBlock>,
+    /// Every function seen.
+    pub functions: HashMap<FunctionId, FunctionName>,
+}
+
+/// The observer: one [`WarpSink`] per warp of the recorded widths.
+pub struct Collector {
+    widths: Vec<usize>,
+    segments: OnceLock<Arc<Segments>>,
+    gathered: Mutex<Details>,
+}
+
+impl Collector {
+    /// A collector of the warps of `widths` (warps of other widths are not observed).
+    pub fn new(widths: &[usize]) -> Collector {
+        Collector {
+            widths: widths.to_vec(),
+            segments: OnceLock::new(),
+            gathered: Mutex::new(Details::default()),
+        }
+    }
+
+    /// What was gathered.
+    pub fn finish(self) -> Details {
+        self.gathered
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What one lane of a warp is running: its functions' last blocks, innermost last.
+type LaneWalk = Vec<BlockKey>;
+
+/// Gathers one warp's issues.
+pub struct WarpSink {
+    on: bool,
+    width: usize,
+    segments: Arc<Segments>,
+    cache: SegmentCache,
+    /// Per lane: stack range and stack pointer at its unit's start.
+    lanes: Vec<((u64, u64), u64)>,
+    walks: Vec<LaneWalk>,
+    last: BlockKey,
+    d: WidthDetails,
+    sectors: Vec<u64>,
+    interleaved: Vec<u64>,
+    cursors: Vec<usize>,
+    steps: Vec<(Step, u64)>,
+}
+
+impl Observer for Collector {
+    type Sink = WarpSink;
+
+    fn begin(&self, ctx: &Context<'_>, warp: &WarpInfo<'_>) -> WarpSink {
+        let segments = self
+            .segments
+            .get_or_init(|| Arc::new(ctx.segments.clone()))
+            .clone();
+        WarpSink {
+            on: self.widths.contains(&warp.width),
+            width: warp.width,
+            segments,
+            cache: SegmentCache::default(),
+            lanes: warp.lanes.iter().map(|l| (l.stack, l.sp)).collect(),
+            walks: vec![Vec::new(); warp.lanes.len()],
+            last: (0, 0),
+            d: WidthDetails::default(),
+            sectors: Vec::new(),
+            interleaved: Vec::new(),
+            cursors: Vec::new(),
+            steps: Vec::new(),
+        }
+    }
+
+    fn end(&self, ctx: &Context<'_>, warp: &WarpInfo<'_>, sink: WarpSink) {
+        if !sink.on {
+            return;
+        }
+        let mut g = self.gathered.lock().unwrap_or_else(|e| e.into_inner());
+        for &(f, b) in sink.d.blocks.keys() {
+            g.blocks
+                .entry(b)
+                .or_insert_with(|| ctx.canon.block(b).clone());
+            g.functions.entry(f).or_insert_with(|| {
+                let info = ctx.functions.info(f);
+                FunctionName {
+                    name: info.name.clone(),
+                    module: info.module.clone(),
+                }
+            });
+        }
+        g.widths.entry(warp.width).or_default().add(sink.d);
+    }
+}
+
+impl IssueSink for WarpSink {
+    fn issue(&mut self, issue: &Issue<'_>) {
+        if !self.on {
+            return;
+        }
+        let key = (issue.function, issue.cblock);
+        self.last = key;
+        let stats = self
+            .d
+            .blocks
+            .entry(key)
+            .or_insert_with(|| BlockStats::new(issue.block));
+        stats.issues += 1;
+        stats.insns.add(&Insns {
+            thread_instructions: issue.thread_instructions,
+            warp_instructions: issue.warp_instructions,
+        });
+        let longest = stats.issues_by_length.len() - 1;
+        stats.issues_by_length[(issue.warp_instructions as usize).min(longest)] += 1;
+        for l in issue.lanes {
+            stats.lanes_by_length[(l.insns as usize).min(longest)] += 1;
+        }
+        if issue.serialized.is_some() {
+            stats.serialized += issue.warp_instructions;
+        }
+        if issue.block.n_ops > 0 {
+            self.coalesce(issue);
+        }
+        // Lanes mostly arrive together from one block: count each edge and
+        // call once per issue, not once per lane.
+        self.steps.clear();
+        for l in issue.lanes {
+            let step = walk(&mut self.walks[l.lane], key, issue.block.is_entry);
+            match self.steps.iter_mut().find(|(s, _)| *s == step) {
+                Some((_, n)) => *n += 1,
+                None => self.steps.push((step, 1)),
+            }
+        }
+        for &(step, n) in &self.steps {
+            match step {
+                Step::Edge(e) => *self.d.edges.entry(e).or_default() += n,
+                Step::Call(c) => *self.d.calls.entry(c).or_default() += n,
+                Step::Start => {}
+            }
+        }
+    }
+
+    fn diverged(
+        &mut self,
+        cblock: CBlockId,
+        _active: u64,
+        paths: usize,
+        reconverge: Option<CBlockId>,
+    ) {
+        if !self.on {
+            return;
+        }
+        // The replay reports a split right after issuing the block it ends.
+        let key = if self.last.1 == cblock {
+            self.last
+        } else {
+            (0, cblock)
+        };
+        if let Some(s) = self.d.blocks.get_mut(&key) {
+            s.divergences += 1;
+            s.paths += paths as u64;
+            s.reconverge = s.reconverge.or(reconverge);
+        }
+    }
+}
+
+impl WarpSink {
+    /// Counts the issue's requests as the replay does: one per operand that
+    /// at least one active lane performed; its segment is that of the first
+    /// such lane's address.
+    fn coalesce(&mut self, issue: &Issue<'_>) {
+        let stats = self
+            .d
+            .blocks
+            .get_mut(&(issue.function, issue.cblock))
+            .expect("counted above");
+        self.cursors.clear();
+        self.cursors.resize(issue.lanes.len(), 0);
+        for j in 0..issue.block.n_ops as u16 {
+            self.sectors.clear();
+            self.interleaved.clear();
+            let mut first: Option<(usize, u64, bool)> = None;
+            for (c, l) in self.cursors.iter_mut().zip(issue.lanes) {
+                let Some(a) = l.accesses.get(*c) else {
+                    continue;
+                };
+                if a.operand.wrapping_sub(l.first_op) != j {
+                    continue;
+                }
+                *c += 1;
+                first.get_or_insert((l.lane, a.addr, a.write));
+                sectors(a.addr, a.size, &mut self.sectors);
+                let (stack, sp) = self.lanes[l.lane];
+                if a.addr >= stack.0 && a.addr < stack.1 {
+                    let lane = l.lane as u32;
+                    interleaved_sectors(
+                        a.addr,
+                        a.size,
+                        sp,
+                        lane,
+                        self.width,
+                        &mut self.interleaved,
+                    );
+                } else {
+                    sectors(a.addr, a.size, &mut self.interleaved);
+                }
+            }
+            let Some((lane, addr, write)) = first else {
+                continue;
+            };
+            let segment = self
+                .segments
+                .classify(self.lanes[lane].0, addr, &mut self.cache);
+            let n = distinct(&mut self.sectors);
+            let ni = distinct(&mut self.interleaved);
+            stats.memory.add_request(segment, write, n, ni);
+            if let Some(o) = stats.operands.get_mut(j as usize) {
+                o.requests += 1;
+                o.sectors += n;
+            }
+        }
+    }
+}
+
+/// How a lane came to a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// From another block of the same function (`(function, from, to)`).
+    Edge((FunctionId, CBlockId, CBlockId)),
+    /// Called from a function (`(caller, callee)`).
+    Call((FunctionId, FunctionId)),
+    /// The unit's first block, or a jump into another function's middle.
+    Start,
+}
+
+/// Follows one lane into `key`: an edge when it stays in its function, a
+/// call when it enters a function's first block, a return (an edge from the
+/// call site) when it comes back to a function it was running.
+fn walk(lane: &mut LaneWalk, key: BlockKey, is_entry: bool) -> Step {
+    let (f, b) = key;
+    match lane.last_mut() {
+        Some(top) if top.0 == f && !is_entry => {
+            let from = std::mem::replace(&mut top.1, b);
+            Step::Edge((f, from, b))
+        }
+        Some(top) if is_entry => {
+            let caller = top.0;
+            lane.push(key);
+            Step::Call((caller, f))
+        }
+        Some(_) => match lane.iter().rposition(|k| k.0 == f) {
+            Some(i) => {
+                lane.truncate(i + 1);
+                let top = lane.last_mut().expect("kept");
+                let from = std::mem::replace(&mut top.1, b);
+                Step::Edge((f, from, b))
+            }
+            // Jumped into another function's middle (a cold part, a tail
+            // jump): follow it there.
+            None => {
+                lane.push(key);
+                Step::Start
+            }
+        },
+        None => {
+            lane.push(key);
+            Step::Start
+        }
+    }
+}
+
+/// Distinct values of `v` (sorted in place).
+fn distinct(v: &mut Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v.dedup();
+    v.len() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lane_walk_finds_edges_calls_and_returns() {
+        let mut lane = LaneWalk::new();
+        // main: block 1 → 2 → call f (entry 10) → f: 11 → return to main: 3.
+        let steps: Vec<Step> = [
+            ((1, 1), true),
+            ((1, 2), false),
+            ((2, 10), true),
+            ((2, 11), false),
+            ((1, 3), false),
+        ]
+        .into_iter()
+        .map(|(key, entry)| walk(&mut lane, key, entry))
+        .collect();
+        assert_eq!(
+            steps,
+            [
+                Step::Start,
+                Step::Edge((1, 1, 2)),
+                Step::Call((1, 2)),
+                Step::Edge((2, 10, 11)),
+                Step::Edge((1, 2, 3)), // call site to return site
+            ]
+        );
+        assert_eq!(lane, vec![(1, 3)]);
+    }
+
+    #[test]
+    fn per_instruction_counts_come_from_lengths() {
+        let s = BlockStats {
+            // 3 lanes ran all 2 instructions, 1 lane only the first.
+            lanes_by_length: vec![0, 1, 3],
+            issues_by_length: vec![0, 0, 1],
+            ..BlockStats::default()
+        };
+        assert_eq!(s.instruction(0).thread_instructions, 4);
+        assert_eq!(s.instruction(1).thread_instructions, 3);
+        assert_eq!(s.instruction(1).warp_instructions, 1);
+    }
+}
