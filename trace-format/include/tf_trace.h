@@ -165,7 +165,7 @@ enum tf_thread_exit_how { TF_EXIT_ENDED = 0, TF_EXIT_PROCESS = 1 };
 #define TF_TABLE_BITS_MAX 16
 #define TF_RET_DEPTH_MAX 255
 #define TF_MAX_INSNS 4096
-#define TF_MAX_OPS 1024
+#define TF_MAX_OPS 2048
 /* Limits of a run record (section 9): at most TF_MAX_RUN executions, and it
  * ends once its executions have TF_RUN_OPS operands or more. */
 #define TF_MAX_RUN 64u
@@ -470,7 +470,7 @@ typedef struct tf_block_rec {
     uint32_t code_len;        /* = sum of lengths */
     uint32_t n_insns;         /* 1..=4096 */
     const uint8_t *lengths;   /* n_insns bytes, each 1..=15 */
-    uint32_t n_ops;           /* 0..=1024 */
+    uint32_t n_ops;           /* 0..=2048 */
     const tf_block_op *ops;   /* n_ops operands, insn non-decreasing */
 } tf_block_rec;
 

@@ -23,7 +23,7 @@ pub const RUN_OPERANDS: u64 = 256;
 pub const MAX_BLOCK_INSNS: u64 = 4096;
 
 /// The most memory operands of one block (§5).
-pub const MAX_BLOCK_OPERANDS: u64 = 1024;
+pub const MAX_BLOCK_OPERANDS: u64 = 2048;
 
 /// The smallest `addr_table_bits` and `succ_table_bits` (§4.1).
 pub const MIN_TABLE_BITS: u8 = 8;
