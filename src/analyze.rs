@@ -10,6 +10,8 @@ use tf_analyzer::results::{Report, WidthResult};
 use tf_analyzer::{analyze, Options, Progress};
 use tf_trace::Trace;
 
+use crate::verdict::Coverage;
+
 /// Where to write the results besides the terminal.
 pub struct Outputs {
     /// `--json FILE`.
@@ -22,37 +24,78 @@ pub struct Outputs {
     pub stack_model: crate::StackModel,
     /// Print the wall time of each stage on stderr.
     pub timings: bool,
+    /// `--allow-damaged`: exit 0 on a damaged or incomplete trace.
+    pub allow_damaged: bool,
 }
 
-/// Runs the analysis and prints the table; returns the exit status.
+/// Runs the analysis and prints the table; returns the exit status (see
+/// [`crate::verdict`]; 1 when an output file could not be written).
 pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
-    let report = compute(dir, options, outputs.timings)?;
+    let files: Vec<(&PathBuf, &str)> = [(&outputs.json, "--json"), (&outputs.csv, "--csv")]
+        .into_iter()
+        .filter_map(|(p, opt)| Some((p.as_ref()?, opt)))
+        .collect();
+    for &(path, opt) in &files {
+        check_writable(path).with_context(|| format!("{opt} {}", path.display()))?;
+    }
+    let trace =
+        Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
+    let report = compute(&trace, options, outputs.timings)?;
     print(
         &report,
         outputs.top,
         outputs.stack_model == crate::StackModel::Interleaved,
     );
-    if let Some(path) = &outputs.json {
-        std::fs::write(path, report.to_json())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    // Each output on its own: one that fails does not stop the other.
+    let mut failed = false;
+    for (path, opt) in files {
+        let text = if opt == "--json" {
+            report.to_json()
+        } else {
+            report.to_csv()
+        };
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("tf: {opt} {}: cannot write: {e}", path.display());
+            failed = true;
+        }
     }
-    if let Some(path) = &outputs.csv {
-        std::fs::write(path, report.to_csv())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(0)
+    let read = report.threads.iter().map(|t| t.traced_instructions).sum();
+    let mut coverage = Coverage::of(&trace, read);
+    coverage.add(report.damage.iter().cloned());
+    let status = coverage.exit_status(outputs.allow_damaged);
+    Ok(if failed { 1 } else { status })
 }
 
-/// Opens the trace and analyses it with a progress bar on stderr (and the
-/// wall time of each stage when `timings`).
-pub fn compute(dir: &Path, options: &Options, timings: bool) -> Result<Report> {
-    let trace =
-        Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
-    for problem in trace.problems() {
-        eprintln!("tf: warning: {problem}");
+/// Fails, naming the reason, when `path` cannot be written: its directory
+/// is missing or not writable, or it is a directory itself. Nothing is
+/// created or truncated.
+fn check_writable(path: &Path) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.is_dir() {
+        anyhow::bail!("is a directory");
     }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        anyhow::bail!("{} is not a directory", parent.display());
+    }
+    let target = if path.exists() { path } else { parent };
+    let c = std::ffi::CString::new(target.as_os_str().as_bytes())?;
+    // SAFETY: a valid NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        let e = std::io::Error::last_os_error();
+        anyhow::bail!("cannot write {}: {e}", target.display());
+    }
+    Ok(())
+}
+
+/// Analyses an open trace with a progress bar on stderr (and the wall time
+/// of each stage when `timings`).
+pub fn compute(trace: &Trace, options: &Options, timings: bool) -> Result<Report> {
     let bar = Bar::new();
-    let report = analyze(&trace, options, &bar)?;
+    let report = analyze(trace, options, &bar)?;
     bar.finish();
     if timings {
         for line in bar.timings() {

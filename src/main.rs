@@ -8,6 +8,7 @@ mod info;
 mod record;
 mod summary;
 mod valgrind;
+mod verdict;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -71,6 +72,10 @@ enum Command {
         /// Print the wall time of each stage of the analysis on stderr.
         #[arg(long)]
         timings: bool,
+        /// Exit with 0 even when the trace is damaged or incomplete (the
+        /// damage is still named, with how much of the trace was read).
+        #[arg(long)]
+        allow_damaged: bool,
     },
     /// Describe a trace: threads, instructions, blocks, bytes, modules, top functions.
     Info {
@@ -79,6 +84,10 @@ enum Command {
         /// How many functions to list.
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// Exit with 0 even when the trace is damaged or incomplete (the
+        /// damage is still named, with how much of the trace was read).
+        #[arg(long)]
+        allow_damaged: bool,
     },
 }
 
@@ -90,7 +99,9 @@ struct AnalyzeArgs {
         long = "warp",
         value_name = "W",
         value_delimiter = ',',
-        default_value = "32"
+        default_value = "32",
+        allow_negative_numbers = true,
+        value_parser = parse_width
     )]
     widths: Vec<usize>,
     /// What a SIMT thread is: auto, thread, call:FN (each call of FN) or
@@ -112,6 +123,14 @@ struct AnalyzeArgs {
     /// The JSON and CSV always have both.
     #[arg(long, value_enum, default_value_t = StackModel::Cpu)]
     stack_model: StackModel,
+}
+
+/// One `--warp` width: a whole number from 1 to 64.
+fn parse_width(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(w) if (1..=64).contains(&w) => Ok(w),
+        _ => Err("warp widths are whole numbers from 1 to 64 (e.g. --warp 32 or --warp 8,16,32)".into()),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -190,6 +209,7 @@ fn main() -> ExitCode {
             csv,
             top,
             timings,
+            allow_damaged,
         } => analyze::run(
             &trace,
             &options.options(),
@@ -199,15 +219,38 @@ fn main() -> ExitCode {
                 top,
                 stack_model: options.stack_model,
                 timings,
+                allow_damaged,
             },
         ),
-        Command::Info { trace, top } => info::run(&trace, top),
+        Command::Info {
+            trace,
+            top,
+            allow_damaged,
+        } => info::run(&trace, top, allow_damaged),
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(e) => {
-            eprintln!("tf: {e:#}");
+            eprintln!("tf: {}", error_line(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes on one line, each cause once: the trace
+/// library's errors already show the operating system's message that they
+/// carry as their source.
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

@@ -28,8 +28,11 @@ pub struct Report {
     pub skipped: Skipped,
     /// One result per warp width.
     pub results: Vec<WidthResult>,
-    /// Notes on what could not be analysed exactly (damage, anomalies).
+    /// Notes on what could not be analysed exactly (anomalies).
     pub warnings: Vec<String>,
+    /// Damage that stopped the reading of a thread, one line each naming
+    /// the file and byte offset: the figures cover what came before it.
+    pub damage: Vec<String>,
 }
 
 /// One thread.
