@@ -129,7 +129,9 @@ struct AnalyzeArgs {
 fn parse_width(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(w) if (1..=64).contains(&w) => Ok(w),
-        _ => Err("warp widths are whole numbers from 1 to 64 (e.g. --warp 32 or --warp 8,16,32)".into()),
+        _ => Err(
+            "warp widths are whole numbers from 1 to 64 (e.g. --warp 32 or --warp 8,16,32)".into(),
+        ),
     }
 }
 

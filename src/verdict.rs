@@ -92,9 +92,9 @@ impl Coverage {
         for r in &self.reasons {
             eprintln!("tf: damaged: {r}");
         }
-        let how_much = self.shortfall().unwrap_or_else(|| {
-            format!("read {} instructions", human(self.read as f64))
-        });
+        let how_much = self
+            .shortfall()
+            .unwrap_or_else(|| format!("read {} instructions", human(self.read as f64)));
         eprintln!("tf: incomplete: {how_much}; the figures cover only what was read");
         if allow {
             0

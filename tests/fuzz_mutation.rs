@@ -22,8 +22,18 @@ fn allowed(bytes: usize) -> Duration {
 fn mutated_real_traces_neither_panic_nor_hang() {
     let tmp = common::tempdir();
     let seeds = [
-        ("threads", common::workload("threads"), vec!["2"], vec!["--only", "worker"]),
-        ("locks", common::workload("locks"), vec!["2", "5"], vec!["--only", "worker"]),
+        (
+            "threads",
+            common::workload("threads"),
+            vec!["2"],
+            vec!["--only", "worker"],
+        ),
+        (
+            "locks",
+            common::workload("locks"),
+            vec!["2", "5"],
+            vec!["--only", "worker"],
+        ),
     ];
     let work = tmp.path().join("work");
     let mut worst = (0.0f64, String::new());
@@ -39,7 +49,11 @@ fn mutated_real_traces_neither_panic_nor_hang() {
             .args(args)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let packed = pack(&dir).unwrap();
         // The unmutated trace reads without error.
         unpack(&packed, &work).unwrap();

@@ -76,9 +76,9 @@ pub fn files(packed: &[u8]) -> Vec<(String, &[u8])> {
         }
         let name = String::from_utf8_lossy(&tail[..n]).into_owned();
         let tail = &tail[n..];
-        let len = tail
-            .get(..4)
-            .map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize);
+        let len = tail.get(..4).map_or(0, |b| {
+            u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize
+        });
         let tail = tail.get(4..).unwrap_or(&[]);
         let len = len.min(tail.len());
         if allowed(&name) && !out.iter().any(|(o, _)| *o == name) {

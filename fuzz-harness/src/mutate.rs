@@ -83,7 +83,10 @@ pub fn fix_checksums(packed: &mut [u8]) {
             if n == 0 || pos + 16 + n > f.len() {
                 break;
             }
-            let crc = crc32c::crc32c_append(crc32c::crc32c(&f[pos + 4..pos + 12]), &f[pos + 16..pos + 16 + n]);
+            let crc = crc32c::crc32c_append(
+                crc32c::crc32c(&f[pos + 4..pos + 12]),
+                &f[pos + 16..pos + 16 + n],
+            );
             f[pos + 12..pos + 16].copy_from_slice(&crc.to_le_bytes());
             pos += 16 + n;
         }

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
-use crate::limits;
 use crate::error::DecodeError;
+use crate::limits;
 use crate::varint::{self, Cursor};
 
 /// A block id: dense, from 0, in definition order.

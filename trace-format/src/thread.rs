@@ -699,7 +699,8 @@ impl<'t> ThreadReader<'t> {
                     if let (Ok(_), Some(k)) = (&r, self.known_good) {
                         // Extends the known-good prefix when this chunk
                         // continues it (readers go through files in order).
-                        let _ = k.compare_exchange(c.offset, end, Ordering::AcqRel, Ordering::Acquire);
+                        let _ =
+                            k.compare_exchange(c.offset, end, Ordering::AcqRel, Ordering::Acquire);
                     }
                     r
                 } else {

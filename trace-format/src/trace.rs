@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 
 use crate::block_table::BlockTable;
 use crate::error::{Error, Result};
-use crate::manifest::Manifest;
 use crate::limits;
+use crate::manifest::Manifest;
 use crate::stream::{open_regular, ChunkReader, StreamKind, FILE_HEADER_LEN};
+use crate::thread::{self, ChunkStats, ThreadReader};
 use std::io::Read;
 use std::sync::atomic::AtomicU64;
-use crate::thread::{self, ChunkStats, ThreadReader};
 
 /// One `thread-<tid>.tfc` file of a trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,7 +108,10 @@ impl Trace {
             for t in &m.threads {
                 if !threads.iter().any(|f| f.tid == t.tid) {
                     problems.push(Error::Missing {
-                        file: dir.join(format!("thread-{}.tfc", t.tid)).display().to_string(),
+                        file: dir
+                            .join(format!("thread-{}.tfc", t.tid))
+                            .display()
+                            .to_string(),
                         what: format!(
                             "missing: the manifest lists thread {} with {} instructions",
                             t.tid, t.traced_instructions

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::block_table::{encode, BlockId, BlockTable, EndKind, FunctionId, ModuleId, Operand};
 use crate::error::{Error, Result};
-use crate::limits;
 use crate::event::{self, Event, ExitHow, LockKind, SkipReason};
+use crate::limits;
 use crate::manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 use crate::predict::Predictor;
 use crate::stream::{ChunkWriter, StreamHeader, StreamKind, TableParams};
