@@ -139,7 +139,7 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
 
     let read = tallies.iter().map(|t| t.traced).sum();
     let mut coverage = Coverage::of(&trace, read);
-    coverage.add(tallies.iter().filter_map(|t| {
+    coverage.add_damage(tallies.iter().filter_map(|t| {
         let d = t.damage.as_ref()?;
         Some(format!("{d} (thread {} is shown up to there)", t.tid))
     }));

@@ -4,7 +4,9 @@
 //! `tf-analyzer` libraries; see DESIGN.md for the data flow.
 
 mod analyze;
+mod forward;
 mod info;
+mod outcome;
 mod record;
 mod summary;
 mod valgrind;

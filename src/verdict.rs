@@ -34,28 +34,42 @@ impl Coverage {
     pub fn of(trace: &Trace, read: u64) -> Coverage {
         let mut c = Coverage {
             read,
-            recorded: trace.manifest().map(|m| m.traced_instructions),
-            reasons: trace.problems().iter().map(|p| p.to_string()).collect(),
+            // The manifest of an unfinished run is the one written at start.
+            recorded: trace
+                .manifest()
+                .filter(|m| m.complete)
+                .map(|m| m.traced_instructions),
+            reasons: Vec::new(),
         };
+        c.add_damage(trace.problems().iter().map(|p| p.to_string()));
         let manifest = trace.dir().join("manifest");
         match trace.manifest() {
-            Some(m) if !m.complete => c.reasons.push(format!(
+            Some(m) if !m.complete => c.add([format!(
                 "{}: the tracer did not finish (the run crashed or was cut short): the trace may end early",
                 manifest.display()
-            )),
+            )]),
             Some(_) => {}
-            None if !manifest.exists() => c.reasons.push(format!(
+            None if !manifest.exists() => c.add([format!(
                 "{}: missing: how much was recorded is unknown",
                 manifest.display()
-            )),
+            )]),
             None => {} // damaged: one of the trace's problems
         }
         c
     }
 
-    /// Adds reasons found later (e.g. the analysis' own).
+    /// Adds damage found while reading, one line each naming the file and
+    /// byte offset.
+    pub fn add_damage(&mut self, damage: impl IntoIterator<Item = String>) {
+        self.reasons
+            .extend(damage.into_iter().map(|d| format!("damaged: {d}")));
+    }
+
+    /// Adds other reasons the figures are incomplete (e.g. the analysis'
+    /// own), one line each.
     pub fn add(&mut self, reasons: impl IntoIterator<Item = String>) {
-        self.reasons.extend(reasons);
+        self.reasons
+            .extend(reasons.into_iter().map(|r| format!("incomplete: {r}")));
     }
 
     /// The line that says how much of the recorded work was read, when it
@@ -90,7 +104,7 @@ impl Coverage {
             return 0;
         }
         for r in &self.reasons {
-            eprintln!("tf: damaged: {r}");
+            eprintln!("tf: {r}");
         }
         let how_much = self
             .shortfall()
@@ -128,7 +142,11 @@ mod tests {
         assert_eq!(c.exit_status(false), INCOMPLETE);
         assert_eq!(c.exit_status(true), 0);
         c.read = 10;
-        c.add(["t/thread-2.tfc: byte 48: chunk checksum mismatch".to_string()]);
+        c.add_damage(["t/thread-2.tfc: byte 48: chunk checksum mismatch".to_string()]);
+        assert_eq!(
+            c.reasons,
+            ["damaged: t/thread-2.tfc: byte 48: chunk checksum mismatch"]
+        );
         assert_eq!(c.exit_status(false), INCOMPLETE);
     }
 }
