@@ -40,14 +40,12 @@ fn small_trace(dir: &Path, spec: &str) {
     };
     let mut w = TraceWriter::create_with(dir, opts).unwrap();
     let b = w.block_spec(0x1000, spec).unwrap();
+    let n = w.blocks().block(b).unwrap().operands().len() as u64;
+    let addrs: Vec<u64> = (0..n).map(|i| 0x8000 + 8 * i).collect();
     let mut t = w.thread(1).unwrap();
     for _ in 0..10 {
-        let n = w.blocks().block(b).unwrap().operands().len();
-        let addrs: Vec<u64> = (0..n as u64).map(|i| 0x8000 + 8 * i).collect();
-        t = w.thread(1).unwrap();
         t.exec(b, &addrs).unwrap();
     }
-    drop(t);
     w.finish().unwrap();
 }
 
