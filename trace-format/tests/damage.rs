@@ -504,3 +504,34 @@ fn crash_without_finish_keeps_flushed_chunks() {
     assert!(!t.manifest().unwrap().complete);
     assert_eq!(read_all(&t, 1).0.len(), 3);
 }
+
+#[test]
+fn unvalidated_readers_never_return_data_from_a_chunk_that_does_not_decode() {
+    let d = TempDir::new("novalidate");
+    one_block_trace(d.path());
+    // Block 0, block 0, then block 5, which the table does not have.
+    let mut f = header_bytes(StreamKind::Thread, 1, TableParams::default()).to_vec();
+    f.extend(chunk(0, &[2 << 3, 2 << 3]));
+    f.extend(chunk(1, &[2 << 3, 2 << 3, 7 << 3]));
+    std::fs::write(d.join("thread-1.tfc"), &f).unwrap();
+    let trace = Trace::open(d.path()).unwrap();
+    for round in 0..2 {
+        let mut r = trace.read_thread(1).unwrap();
+        r.set_validate(false);
+        let mut blocks = 0;
+        let mut err = None;
+        while let Some(ev) = r.next_event() {
+            match ev {
+                Ok(_) => blocks += 1,
+                Err(e) => err = Some(e.to_string()),
+            }
+        }
+        // The first chunk's two blocks, never the second chunk's.
+        assert_eq!(blocks, 2, "round {round}");
+        assert!(
+            err.unwrap()
+                .ends_with("byte 50: chunk does not decode: payload byte 2: block 5 not in the block table (1 blocks)"),
+            "round {round}"
+        );
+    }
+}
