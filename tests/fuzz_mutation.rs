@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use tf_fuzz_harness::{analyze, mutate, pack, read, unpack, Rng};
 
 /// Mutants per trace for the reader and for the whole analysis.
-const READ_MUTANTS: usize = 2000;
-const ANALYZE_MUTANTS: usize = 800;
+const READ_MUTANTS: usize = 5000;
+const ANALYZE_MUTANTS: usize = 2000;
 
 /// The time one input may take: 2 s (a loaded machine), plus 1 s per MB.
 fn allowed(bytes: usize) -> Duration {
@@ -83,5 +83,10 @@ fn mutated_real_traces_neither_panic_nor_hang() {
             );
         }
     }
-    eprintln!("slowest input: {:.3} s per MB ({})", worst.0, worst.1);
+    eprintln!(
+        "{} mutants; slowest input: {:.3} s per MB ({})",
+        seeds.len() * (READ_MUTANTS + ANALYZE_MUTANTS),
+        worst.0,
+        worst.1
+    );
 }
