@@ -13,7 +13,9 @@ mkdir -p fuzz/corpus/read_trace fuzz/corpus/analyze_trace
 n=0
 seed() { # name program args...
     name=$1; shift
-    target/release/tf trace -o "$tmp/$name" -- "$@" >/dev/null 2>&1 || true
+    # crash ends with SIGSEGV (status 139); every trace must be complete.
+    target/release/tf trace -o "$tmp/$name" -- "$@" >/dev/null 2>"$tmp/err" || [ $? -ne 125 ] || { cat "$tmp/err"; exit 1; }
+    target/release/tf info "$tmp/$name" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
     target/release/examples/pack "$tmp/$name" "fuzz/corpus/read_trace/$name"
     cp "fuzz/corpus/read_trace/$name" "fuzz/corpus/analyze_trace/$name"
     n=$((n + 1))
