@@ -201,6 +201,33 @@ fn table_sizes_beyond_the_limit_are_refused() {
 }
 
 #[test]
+fn the_largest_tables_the_format_allows_decode() {
+    let d = tempdir();
+    let opts = WriterOptions {
+        params: tf_trace::TableParams {
+            addr_table_bits: tf_trace::limits::MAX_TABLE_BITS,
+            succ_table_bits: tf_trace::limits::MAX_TABLE_BITS,
+            ret_stack_depth: 255,
+        },
+        ..Default::default()
+    };
+    let mut w = TraceWriter::create_with(d.path(), opts).unwrap();
+    let b = w.block_spec(0x1000, "1r8 2 jump").unwrap();
+    let mut t = w.thread(1).unwrap();
+    for i in 0..1000u64 {
+        t.exec(b, &[0x8000 + 8 * i]).unwrap();
+    }
+    w.finish().unwrap();
+    let (status, stdout, stderr) = run(&["analyze"], d.path());
+    assert_eq!(status, 0, "{stderr}");
+    let row = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("32 "))
+        .unwrap();
+    assert_eq!(row.split_whitespace().nth(3), Some("2000"), "{stdout}");
+}
+
+#[test]
 fn fifos_and_devices_are_never_opened_as_trace_files() {
     let d = tempdir();
     small_trace(d.path(), "1");
