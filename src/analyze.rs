@@ -1,6 +1,7 @@
 //! `tf analyze`: replay a trace as warps and print SIMT efficiency, memory
 //! coalescing and lock serialization, overall and per function.
 
+use crate::verdict::Coverage;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -25,10 +26,29 @@ pub struct Outputs {
     pub timings: bool,
     /// `--html DIR`: also write the HTML report there.
     pub html: Option<PathBuf>,
+    /// `--allow-damaged`: exit 0 on a damaged or incomplete trace.
+    pub allow_damaged: bool,
 }
 
-/// Runs the analysis and prints the table; returns the exit status.
+impl Outputs {
+    /// The `--json` and `--csv` files, each with its option; fails, naming
+    /// the option, when one cannot be written (checked before any work).
+    fn files(&self) -> Result<Vec<(&PathBuf, &'static str)>> {
+        let files: Vec<(&PathBuf, &str)> = [(&self.json, "--json"), (&self.csv, "--csv")]
+            .into_iter()
+            .filter_map(|(p, opt)| Some((p.as_ref()?, opt)))
+            .collect();
+        for &(path, opt) in &files {
+            check_writable(path).with_context(|| format!("{opt} {}", path.display()))?;
+        }
+        Ok(files)
+    }
+}
+
+/// Runs the analysis and prints the table; returns the exit status (see
+/// [`crate::verdict`]; 1 when an output file could not be written).
 pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
+    outputs.files()?;
     let trace = open(dir)?;
     // With --html the sweep's widths are replayed in the same run; the table,
     // JSON and CSV keep the user's widths only.
@@ -49,40 +69,72 @@ pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
         };
         crate::report::write(&trace, full, details, &options.widths, &args)?;
     }
-    emit(&report, outputs)
+    emit(&report, Some(&trace), outputs)
 }
 
-/// Prints the table of `report`, writes its JSON and CSV, and returns the
-/// exit status.
-pub fn emit(report: &Report, outputs: &Outputs) -> Result<i32> {
+/// Prints the table of `report`, writes its JSON and CSV (each on its own:
+/// one that fails does not stop the other), and returns the exit status:
+/// what was read of `trace` against its manifest, the damage met, and the
+/// replay's own completeness decide it.
+pub fn emit(report: &Report, trace: Option<&Trace>, outputs: &Outputs) -> Result<i32> {
+    let files = outputs.files()?;
     print(
         report,
         outputs.top,
         outputs.stack_model == crate::StackModel::Interleaved,
     );
-    if let Some(path) = &outputs.json {
-        std::fs::write(path, report.to_json())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    let mut failed = false;
+    for (path, opt) in files {
+        let text = if opt == "--json" {
+            report.to_json()
+        } else {
+            report.to_csv()
+        };
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("tf: {opt} {}: cannot write: {e}", path.display());
+            failed = true;
+        }
     }
-    if let Some(path) = &outputs.csv {
-        std::fs::write(path, report.to_csv())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    // Figures that leave recorded work out must never pass for complete.
-    for why in &report.incomplete {
-        eprintln!("tf: error: incomplete analysis: {why}");
-    }
-    Ok(if report.incomplete.is_empty() { 0 } else { 3 })
+    let read = report.threads.iter().map(|t| t.traced_instructions).sum();
+    let mut coverage = match trace {
+        Some(t) => Coverage::of(t, read),
+        None => Coverage::default(),
+    };
+    coverage.add_damage(report.damage.iter().cloned());
+    // Figures that leave recorded work out never pass for complete.
+    coverage.add(report.incomplete.iter().cloned());
+    let status = coverage.exit_status(outputs.allow_damaged);
+    Ok(if failed { 1 } else { status })
 }
 
-/// Opens a trace, naming its damage on stderr.
-pub fn open(dir: &Path) -> Result<Trace> {
-    let trace =
-        Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
-    for problem in trace.problems() {
-        eprintln!("tf: warning: {problem}");
+/// Fails, naming the reason, when `path` cannot be written: its directory
+/// is missing or not writable, or it is a directory itself. Nothing is
+/// created or truncated.
+fn check_writable(path: &Path) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.is_dir() {
+        anyhow::bail!("is a directory");
     }
-    Ok(trace)
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        anyhow::bail!("{} is not a directory", parent.display());
+    }
+    let target = if path.exists() { path } else { parent };
+    let c = std::ffi::CString::new(target.as_os_str().as_bytes())?;
+    // SAFETY: a valid NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        let e = std::io::Error::last_os_error();
+        anyhow::bail!("cannot write {}: {e}", target.display());
+    }
+    Ok(())
+}
+
+/// Opens a trace (its damage is named when the exit status is decided).
+pub fn open(dir: &Path) -> Result<Trace> {
+    Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))
 }
 
 /// Analyses an open trace with a progress bar on stderr (and the wall time

@@ -5,9 +5,11 @@
 //! and the functions with the most instructions, named as `tf analyze` names
 //! them (code without a symbol by its frame: `module+0xoffset`). A damaged stream is read up
 //! to the damage, which is named (file and byte offset); `tf info` then exits
-//! with status 1 after printing everything it could read.
+//! with status 3 after printing everything it could read (see
+//! [`crate::verdict`]).
 
 use crate::summary::{human, human_bytes};
+use crate::verdict::Coverage;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -89,8 +91,9 @@ fn tally(trace: &Trace, job: &ScanJob<'_>, tid: u64, bytes: u64) -> ThreadTally 
     t
 }
 
-/// Prints the description of the trace in `dir`; returns the exit status.
-pub fn run(dir: &Path, top: usize) -> Result<i32> {
+/// Prints the description of the trace in `dir`; returns the exit status
+/// (see [`crate::verdict`]).
+pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
     let trace =
         Trace::open(dir).with_context(|| format!("cannot read the trace {}", dir.display()))?;
     let files: Vec<(u64, u64)> = trace.threads().iter().map(|f| (f.tid, f.size)).collect();
@@ -128,24 +131,23 @@ pub fn run(dir: &Path, top: usize) -> Result<i32> {
     print_modules(&trace);
     print_functions(&functions, &tallies, top);
 
-    let mut damaged = false;
-    for problem in trace.problems() {
-        eprintln!("tf: damaged: {problem}");
-        damaged = true;
-    }
-    for t in &tallies {
-        if let Some(d) = &t.damage {
-            eprintln!("tf: damaged: {d} (thread {} is shown up to there)", t.tid);
-            damaged = true;
-        }
-    }
-    Ok(if damaged { 1 } else { 0 })
+    let read = tallies.iter().map(|t| t.traced).sum();
+    let mut coverage = Coverage::of(&trace, read);
+    coverage.add_damage(tallies.iter().filter_map(|t| {
+        let d = t.damage.as_ref()?;
+        Some(format!("{d} (thread {} is shown up to there)", t.tid))
+    }));
+    Ok(coverage.exit_status(allow_damaged))
 }
 
 fn print_header(trace: &Trace, dir: &Path) {
     println!("trace     {}", dir.display());
     let Some(m) = trace.manifest() else {
-        println!("manifest  missing (the tracer did not start or finish cleanly)");
+        if dir.join("manifest").exists() {
+            println!("manifest  damaged (see below)");
+        } else {
+            println!("manifest  missing (the tracer did not start or finish cleanly)");
+        }
         return;
     };
     let command: Vec<String> = m

@@ -5,12 +5,15 @@
 
 mod analyze;
 mod export;
+mod forward;
 mod info;
 mod merge;
+mod outcome;
 mod record;
 mod report;
 mod summary;
 mod valgrind;
+mod verdict;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -74,6 +77,10 @@ enum Command {
         /// Print the wall time of each stage of the analysis on stderr.
         #[arg(long)]
         timings: bool,
+        /// Exit with 0 even when the trace is damaged or incomplete (the
+        /// damage is still named, with how much of the trace was read).
+        #[arg(long)]
+        allow_damaged: bool,
         /// Also write the HTML report into DIR (as `tf report`).
         #[arg(long, value_name = "DIR")]
         html: Option<PathBuf>,
@@ -153,6 +160,10 @@ enum Command {
         /// How many functions to list.
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// Exit with 0 even when the trace is damaged or incomplete (the
+        /// damage is still named, with how much of the trace was read).
+        #[arg(long)]
+        allow_damaged: bool,
     },
 }
 
@@ -164,7 +175,9 @@ struct AnalyzeArgs {
         long = "warp",
         value_name = "W",
         value_delimiter = ',',
-        default_value = "32"
+        default_value = "32",
+        allow_negative_numbers = true,
+        value_parser = parse_width
     )]
     widths: Vec<usize>,
     /// What a SIMT thread is: auto, thread, call:FN (each call of FN) or
@@ -200,6 +213,16 @@ struct AnalyzeArgs {
     /// The JSON and CSV always have both.
     #[arg(long, value_enum, default_value_t = StackModel::Cpu)]
     stack_model: StackModel,
+}
+
+/// One `--warp` width: a whole number from 1 to 64.
+fn parse_width(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(w) if (1..=64).contains(&w) => Ok(w),
+        _ => Err(
+            "warp widths are whole numbers from 1 to 64 (e.g. --warp 32 or --warp 8,16,32)".into(),
+        ),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -302,6 +325,7 @@ fn main() -> ExitCode {
             top,
             timings,
             html,
+            allow_damaged,
         } => analyze::run(
             &trace,
             &options.options(),
@@ -312,6 +336,7 @@ fn main() -> ExitCode {
                 stack_model: options.stack_model,
                 timings,
                 html,
+                allow_damaged,
             },
         ),
         Command::Merge {
@@ -328,6 +353,7 @@ fn main() -> ExitCode {
                 stack_model: StackModel::Cpu,
                 timings: false,
                 html: None,
+                allow_damaged: false,
             },
         ),
         Command::Export {
@@ -363,13 +389,35 @@ fn main() -> ExitCode {
             },
             timings,
         ),
-        Command::Info { trace, top } => info::run(&trace, top),
+        Command::Info {
+            trace,
+            top,
+            allow_damaged,
+        } => info::run(&trace, top, allow_damaged),
     };
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(e) => {
-            eprintln!("tf: {e:#}");
+            eprintln!("tf: {}", error_line(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes on one line, each cause once: the trace
+/// library's errors already show the operating system's message that they
+/// carry as their source.
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

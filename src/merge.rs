@@ -17,5 +17,5 @@ pub fn run(parts: &[PathBuf], outputs: &crate::analyze::Outputs) -> Result<i32> 
         })
         .collect::<Result<Vec<Report>>>()?;
     let report = tf_analyzer::merge::merge(reports).context("cannot merge the shards")?;
-    crate::analyze::emit(&report, outputs)
+    crate::analyze::emit(&report, None, outputs)
 }

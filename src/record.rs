@@ -2,15 +2,15 @@
 //!
 //! The program keeps its arguments, stdin, stdout and stderr; `tf` exits with
 //! its status (128 + N when signal N killed it) and prints one summary line on
-//! stderr.
+//! stderr. Signals sent to `tf` go to the program ([`forward`]); a trace that
+//! ends incomplete makes `tf` exit with its own status ([`outcome`]).
 
-use crate::summary;
 use crate::valgrind::Valgrind;
+use crate::{forward, outcome};
 use anyhow::{bail, Context, Result};
 use std::ffi::OsString;
 use std::fs;
 use std::io::ErrorKind;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -26,13 +26,15 @@ pub struct TraceRequest {
     pub command: Vec<OsString>,
 }
 
-/// Runs the traced program and returns the exit status `tf` should exit with.
+/// Runs the traced program and returns the exit status `tf` should exit
+/// with (see [`outcome::finish`]).
 pub fn run(request: &TraceRequest) -> Result<i32> {
     let program = request.command.first().context("no program to trace")?;
+    check_program(program)?;
     let valgrind = Valgrind::prepare()?;
-    let dir = match &request.output {
+    let (dir, created) = match &request.output {
         Some(dir) => prepare_given(dir)?,
-        None => choose_new(program)?,
+        None => (choose_new(program)?, true),
     };
     let dir =
         fs::canonicalize(&dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
@@ -52,34 +54,60 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
     }
     cmd.args(&request.command);
 
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", valgrind.launcher.display()))?;
-    // Like a shell running a foreground job: Ctrl-C is for the program, and tf
-    // must live on to report what was recorded. Set after the spawn, so that
-    // the program does not inherit the ignored signals.
-    ignore_interrupts();
-    let status = child.wait().context("waiting for the traced program")?;
-    let code = match (status.code(), status.signal()) {
-        (Some(code), _) => code,
-        (None, Some(signal)) => 128 + signal,
-        (None, None) => 1,
+    let mut child = match forward::spawn(&mut cmd) {
+        Ok(c) => c,
+        Err(e) => {
+            if created {
+                let _ = fs::remove_dir(&dir);
+            }
+            return Err(e).with_context(|| format!("cannot start {}", valgrind.launcher.display()));
+        }
     };
-    eprintln!("{}", summary::line(&dir));
-    Ok(code)
+    let status = child.wait().context("waiting for the traced program")?;
+    Ok(outcome::finish(&dir, created, status, &request.only))
 }
 
-fn ignore_interrupts() {
-    // SAFETY: installing SIG_IGN for two signals has no memory-safety impact.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+/// Refuses, before anything starts, a program that Valgrind's amd64 tool
+/// cannot run: an ELF file that is not x86-64. Other files (scripts,
+/// programs not found) are left to the system to judge.
+fn check_program(program: &OsString) -> Result<()> {
+    let path = Path::new(program);
+    let found = if program.as_encoded_bytes().contains(&b'/') {
+        Some(path.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(path))
+                .find(|c| c.is_file())
+        })
+    };
+    let Some(found) = found else { return Ok(()) };
+    let mut head = [0u8; 20];
+    let n = fs::File::open(&found)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    if n < 20 || head[..4] != *b"\x7fELF" {
+        return Ok(());
     }
+    let class = head[4];
+    let machine = u16::from_le_bytes([head[18], head[19]]);
+    if class != 2 || machine != 62 {
+        let what = match (class, machine) {
+            (1, 3) => "a 32-bit x86 program".to_string(),
+            (1, _) => "a 32-bit program".to_string(),
+            (_, m) => format!("a program for another machine (ELF machine {m})"),
+        };
+        bail!(
+            "{}: only x86-64 programs can be traced, and this is {what}",
+            found.display()
+        );
+    }
+    Ok(())
 }
 
-/// `-o DIR`: created if missing; an existing directory must be empty, so that
-/// an old trace is never mixed with a new one.
-fn prepare_given(dir: &Path) -> Result<PathBuf> {
+/// `-o DIR`: created if missing (then true); an existing directory must be
+/// empty, so that an old trace is never mixed with a new one.
+fn prepare_given(dir: &Path) -> Result<(PathBuf, bool)> {
     match fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() {
@@ -90,11 +118,12 @@ fn prepare_given(dir: &Path) -> Result<PathBuf> {
             }
         }
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?
+            fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            return Ok((dir.to_path_buf(), true));
         }
         Err(e) => return Err(e).with_context(|| format!("cannot use {}", dir.display())),
     }
-    Ok(dir.to_path_buf())
+    Ok((dir.to_path_buf(), false))
 }
 
 /// Without `-o`: `trace-<program>-<n>` in the current directory, with the first

@@ -36,7 +36,8 @@ pub fn line(dir: &Path) -> String {
     }
 }
 
-fn dir_bytes(dir: &Path) -> u64 {
+/// Bytes of the files in `dir`.
+pub fn dir_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
         .map(|entries| {
             entries

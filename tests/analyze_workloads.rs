@@ -167,8 +167,8 @@ fn bad_options_get_one_line_errors() {
     let trace_dir = dir.path().join("trace");
     trace_ok(&trace_dir, &workload("divergence"), &["uniform", "2"]);
     for (args, needle) in [
-        (vec!["--warp", "65"], "--warp 65"),
-        (vec!["--warp", "0"], "--warp 0"),
+        (vec!["--warp", "65"], "invalid value '65' for '--warp <W>'"),
+        (vec!["--warp", "0"], "invalid value '0' for '--warp <W>'"),
         (vec!["--unit", "call:no_such_function"], "no_such_function"),
         (vec!["--unit", "loop:x"], "--unit"),
         (vec!["--batch", "random"], "--batch"),

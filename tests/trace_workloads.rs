@@ -427,7 +427,7 @@ fn info_reads_up_to_damage_and_names_it() {
     for cut in [bytes.len() / 2, 40, bytes.len() - 1] {
         std::fs::write(&file, &bytes[..cut]).unwrap();
         let (status, stdout, stderr) = info(dir.path());
-        assert_eq!(status, 1);
+        assert_eq!(status, 3, "{stderr}");
         assert!(
             stderr.contains("thread-1.tfc: byte 32:"),
             "cut at {cut}: {stderr}"
@@ -439,7 +439,7 @@ fn info_reads_up_to_damage_and_names_it() {
     flipped[bytes.len() / 2] ^= 0x10;
     std::fs::write(&file, &flipped).unwrap();
     let (status, _, stderr) = info(dir.path());
-    assert_eq!(status, 1);
+    assert_eq!(status, 3, "{stderr}");
     assert!(
         stderr.contains("thread-1.tfc: byte 32:") && stderr.contains("checksum"),
         "{stderr}"

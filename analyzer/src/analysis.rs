@@ -163,11 +163,8 @@ pub fn analyze_observed<O: Observer>(
             (f, Ipdom::compute(cfg))
         })
         .collect();
-    let mut warnings: Vec<String> = scans
-        .iter()
-        .filter_map(|s| s.damage.clone())
-        .map(|d| format!("damaged trace, read up to the damage: {d}"))
-        .collect();
+    let damage: Vec<String> = scans.iter().filter_map(|s| s.damage.clone()).collect();
+    let mut warnings: Vec<String> = Vec::new();
     let synthetic: usize = per_function.iter().map(|(_, i)| i.synthetic_edges).sum();
     if synthetic > 0 {
         warnings.push(format!(
@@ -350,5 +347,6 @@ pub fn analyze_observed<O: Observer>(
         shard: opts.shard,
         results,
         warnings,
+        damage,
     })
 }

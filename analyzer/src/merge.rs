@@ -68,6 +68,11 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
                 all.warnings.push(w);
             }
         }
+        for d in p.damage {
+            if !all.damage.contains(&d) {
+                all.damage.push(d);
+            }
+        }
     }
     for r in &mut all.results {
         derive_width(r);

@@ -32,8 +32,11 @@ pub struct Report {
     pub skipped: Skipped,
     /// One result per warp width.
     pub results: Vec<WidthResult>,
-    /// Notes on what could not be analysed exactly (damage, anomalies).
+    /// Notes on what could not be analysed exactly (anomalies).
     pub warnings: Vec<String>,
+    /// Damage that stopped the reading of a thread, one line each naming
+    /// the file and byte offset: the figures cover what came before it.
+    pub damage: Vec<String>,
     /// Why the figures do not cover all the recorded work (empty when they
     /// do): lanes that did not finish their units, instructions recorded but
     /// not replayed. A caller must not present such figures as complete.

@@ -216,12 +216,23 @@ impl SourceLines {
     }
 }
 
+/// The largest module file whose symbols and lines are read (1 GiB).
+const MAX_MODULE_BYTES: u64 = 1 << 30;
+
 /// Opens a module's debug information; the bias maps run-time addresses to
 /// the file's: the module's lowest mapped address minus its lowest segment.
 fn load(path: &[u8], base: u64) -> Option<(addr2line::Loader, u64)> {
     use object::{Object, ObjectSegment};
+    use std::io::Read;
     let path = Path::new(std::str::from_utf8(path).ok()?);
-    let data = std::fs::read(path).ok()?;
+    // A trace names its modules; it is untrusted input: follow its paths to
+    // regular files only (never a FIFO or a device), of a bounded size.
+    let (f, len) = tf_trace::stream::open_regular(path).ok()?;
+    if len > MAX_MODULE_BYTES {
+        return None;
+    }
+    let mut data = Vec::with_capacity(len as usize);
+    f.take(MAX_MODULE_BYTES).read_to_end(&mut data).ok()?;
     let file = object::File::parse(&*data).ok()?;
     let lowest = file.segments().map(|s| s.address()).min()? & !0xfff;
     let loader = addr2line::Loader::new(path).ok()?;

@@ -74,6 +74,7 @@ fn report() -> Report {
         results: tf_reports::SWEEP.iter().map(|&w| result(w)).collect(),
         warnings: vec![format!("warning{EVIL}")],
         incomplete: vec![format!("incomplete{EVIL}")],
+        damage: vec![format!("damage{EVIL}")],
     }
 }
 

@@ -91,7 +91,7 @@
  * 1. Constants
  * ------------------------------------------------------------------------ */
 
-#define TF_FORMAT_VERSION 1u
+#define TF_FORMAT_VERSION 2u
 #define TF_KIND_BLOCKS 1u
 #define TF_KIND_THREAD 2u
 
@@ -162,11 +162,15 @@ enum tf_thread_exit_how { TF_EXIT_ENDED = 0, TF_EXIT_PROCESS = 1 };
 
 /* Valid ranges of the thread-stream parameters (section 4.1). */
 #define TF_TABLE_BITS_MIN 8
-#define TF_TABLE_BITS_MAX 24
+#define TF_TABLE_BITS_MAX 16
 #define TF_RET_DEPTH_MAX 255
-#define TF_MAX_INSNS 65535
+#define TF_MAX_INSNS 4096
 #define TF_MAX_INSN_LEN 15
-#define TF_MAX_OPS 65535
+#define TF_MAX_OPS 2048
+/* Limits of a run record (section 9): at most TF_MAX_RUN executions, and it
+ * ends once its executions have TF_RUN_OPS operands or more. */
+#define TF_MAX_RUN 64u
+#define TF_RUN_OPS 256u
 #define TF_MAX_OP_SIZE 4096
 
 #if defined(__GNUC__)
@@ -465,9 +469,9 @@ typedef struct tf_block_rec {
     unsigned end;             /* enum tf_end */
     const uint8_t *code;      /* code_len bytes */
     uint32_t code_len;        /* = sum of lengths */
-    uint32_t n_insns;         /* 1..=65535 */
+    uint32_t n_insns;         /* 1..=4096 */
     const uint8_t *lengths;   /* n_insns bytes, each 1..=15 */
-    uint32_t n_ops;           /* 0..=65535 */
+    uint32_t n_ops;           /* 0..=2048 */
     const tf_block_op *ops;   /* n_ops operands, insn non-decreasing */
 } tf_block_rec;
 
@@ -590,8 +594,8 @@ typedef const tf_block_info *(*tf_info_fn)(void *ctx, uint32_t id);
 typedef uint32_t (*tf_block_at_fn)(void *ctx, uint64_t address);
 
 typedef struct tf_enc_params {
-    unsigned succ_table_bits; /* 8..=24 */
-    unsigned addr_table_bits; /* 8..=24 */
+    unsigned succ_table_bits; /* 8..=16 */
+    unsigned addr_table_bits; /* 8..=16 */
     unsigned ret_stack_depth; /* 1..=255 */
     size_t chunk_target;      /* payload bytes that close a chunk (tracers: 1 MiB) */
     uint32_t max_ops;         /* the most operands any block passed to this encoder has */
@@ -632,6 +636,7 @@ typedef struct tf_encoder {
     int64_t max_exec;      /* -1 = none */
     uint64_t last_any;
     uint64_t pending;      /* run being gathered */
+    uint64_t pending_ops;  /* its executions' operands */
     /* statistics */
     uint64_t n_records;
 } tf_encoder;
@@ -719,6 +724,7 @@ static inline int tf_enc_init(tf_encoder *e, const tf_enc_params *p, void *mem,
     tf_stream_init(&e->s, m, TF_CHUNK_HEADER_SIZE + p->chunk_target + tf__enc_record_max(p->max_ops),
                    p->chunk_target, sink, ctx);
     e->pending = 0;
+    e->pending_ops = 0;
     e->n_records = 0;
     tf__enc_reset(e);
     return 0;
@@ -779,6 +785,7 @@ static inline int tf__enc_write_run(tf_encoder *e)
     q = tf_stream_tail(&e->s);
     e->s.len += tf_put_varint(q, ((e->pending - 1) << 1) | 1);
     e->pending = 0;
+    e->pending_ops = 0;
     e->n_records++;
     if (e->s.len >= e->s.target) {
         tf__enc_close(e);
@@ -1010,6 +1017,11 @@ TF__INLINE int tf_enc_exec_fast(tf_encoder *e, uint32_t id, const tf_block_info 
     int all_pred = tf__enc_operands(e, id, b, n_ops, addrs);
     if (TF__LIKELY(s == 0 && all_pred > 0 && !partial)) {
         e->pending++;
+        e->pending_ops += n_ops;
+        if (TF__UNLIKELY(e->pending == TF_MAX_RUN || e->pending_ops >= TF_RUN_OPS)) {
+            tf__enc_write_run(e);
+            return e->s.error ? -1 : 0;
+        }
         return 0;
     }
     return tf__enc_record(e, id, b, partial, n_insns, n_ops, addrs, s, all_pred);

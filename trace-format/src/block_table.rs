@@ -5,6 +5,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use crate::error::DecodeError;
+use crate::limits;
 use crate::varint::{self, Cursor};
 
 /// A block id: dense, from 0, in definition order.
@@ -550,8 +551,9 @@ impl BlockTable {
         let end = EndKind::from_code(end_code).ok_or(format!("end kind {end_code} unknown"))?;
         let code = cur.bytes().map_err(|e| e.what)?;
         let n = cur.varint().map_err(|e| e.what)?;
-        if !(1..=65535).contains(&n) {
-            return Err(format!("instruction count {n} out of range 1..=65535"));
+        if !(1..=limits::MAX_BLOCK_INSNS).contains(&n) {
+            let max = limits::MAX_BLOCK_INSNS;
+            return Err(format!("instruction count {n} out of range 1..={max}"));
         }
         let lens = cur.raw(n).map_err(|e| e.what)?;
         let mut total = 0usize;
@@ -568,8 +570,9 @@ impl BlockTable {
             ));
         }
         let m = cur.varint().map_err(|e| e.what)?;
-        if m > 65535 {
-            return Err(format!("operand count {m} out of range 0..=65535"));
+        if m > limits::MAX_BLOCK_OPERANDS {
+            let max = limits::MAX_BLOCK_OPERANDS;
+            return Err(format!("operand count {m} out of range 0..={max}"));
         }
         let ops_start = self.ops.len();
         let mut last_insn = 0u64;

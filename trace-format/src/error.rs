@@ -60,6 +60,14 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A part of the trace that should be there is not (§2).
+    #[error("{file}: {what}")]
+    Missing {
+        /// The file or directory concerned.
+        file: String,
+        /// What is missing.
+        what: String,
+    },
     /// A thread id that the trace does not contain.
     #[error("{dir}: no thread {tid} in the trace")]
     NoThread {

@@ -67,6 +67,7 @@
 pub mod block_table;
 pub mod error;
 pub mod event;
+pub mod limits;
 pub mod manifest;
 mod predict;
 pub mod stream;

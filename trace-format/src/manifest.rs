@@ -135,7 +135,7 @@ pub struct ModuleSummary {
 pub struct Manifest {
     /// `"tf-trace"`.
     pub format: String,
-    /// Format version, 1.
+    /// Format version (FORMAT.md §8).
     pub version: u64,
     /// E.g. `"tf-valgrind"`.
     pub tracer: String,
@@ -177,7 +177,7 @@ impl Default for Manifest {
     fn default() -> Self {
         Manifest {
             format: "tf-trace".into(),
-            version: 1,
+            version: crate::stream::VERSION as u64,
             tracer: String::new(),
             tracer_version: String::new(),
             backend: String::new(),
@@ -208,16 +208,17 @@ impl Manifest {
     /// Decodes a manifest; rejects an unknown major version.
     ///
     /// ```
-    /// // {"version": 2}
-    /// let e = tf_trace::Manifest::from_bytes(&[0x81, 0xa7, b'v', b'e', b'r', b's', b'i', b'o', b'n', 2]);
-    /// assert_eq!(e.unwrap_err(), "manifest version 2, this reader knows 1");
+    /// // {"version": 1}
+    /// let e = tf_trace::Manifest::from_bytes(&[0x81, 0xa7, b'v', b'e', b'r', b's', b'i', b'o', b'n', 1]);
+    /// assert_eq!(e.unwrap_err(), "manifest version 1, this reader knows 2");
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Manifest, String> {
         let m: Manifest =
             rmp_serde::from_slice(bytes).map_err(|e| format!("manifest does not decode: {e}"))?;
-        if m.version != 1 {
+        let known = crate::stream::VERSION as u64;
+        if m.version != known {
             return Err(format!(
-                "manifest version {}, this reader knows 1",
+                "manifest version {}, this reader knows {known}",
                 m.version
             ));
         }
@@ -256,7 +257,7 @@ mod tests {
         assert_eq!(m.exit_code, None);
         assert_eq!(m.exit_signal, Some(11));
         assert!(!m.complete);
-        assert_eq!(m.version, 1);
+        assert_eq!(m.version, 2);
         assert!(m.only.is_empty() && m.threads.is_empty());
     }
 

@@ -12,7 +12,7 @@ pub const STREAM_MAGIC: &[u8; 8] = b"TFSTREAM";
 /// `TFCK`, the first 4 bytes of every chunk.
 pub const CHUNK_MAGIC: &[u8; 4] = b"TFCK";
 /// The format version this crate reads and writes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Size of the file header.
 pub const FILE_HEADER_LEN: usize = 32;
 /// Size of a chunk header.
@@ -50,9 +50,9 @@ pub enum StreamKind {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableParams {
-    /// log2 of the address-table size, 8..=24.
+    /// log2 of the address-table size, 8..=16.
     pub addr_table_bits: u8,
-    /// log2 of the successor-table size, 8..=24.
+    /// log2 of the successor-table size, 8..=16.
     pub succ_table_bits: u8,
     /// Return-stack capacity, 1..=255.
     pub ret_stack_depth: u8,
@@ -73,16 +73,17 @@ impl TableParams {
     ///
     /// ```
     /// let mut p = tf_trace::TableParams::default();
-    /// p.succ_table_bits = 25;
-    /// assert_eq!(p.check().unwrap_err(), "succ_table_bits 25 out of range 8..=24");
+    /// p.succ_table_bits = 17;
+    /// assert_eq!(p.check().unwrap_err(), "succ_table_bits 17 out of range 8..=16");
     /// ```
     pub fn check(&self) -> Result<(), String> {
         for (name, v) in [
             ("addr_table_bits", self.addr_table_bits),
             ("succ_table_bits", self.succ_table_bits),
         ] {
-            if !(8..=24).contains(&v) {
-                return Err(format!("{name} {v} out of range 8..=24"));
+            let (lo, hi) = (crate::limits::MIN_TABLE_BITS, crate::limits::MAX_TABLE_BITS);
+            if !(lo..=hi).contains(&v) {
+                return Err(format!("{name} {v} out of range {lo}..={hi}"));
             }
         }
         if self.ret_stack_depth == 0 {
@@ -292,8 +293,7 @@ impl ChunkReader {
     pub fn open(path: impl AsRef<Path>) -> Result<ChunkReader> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let f = File::open(path).map_err(|e| Error::io(&name, e))?;
-        let file_len = f.metadata().map_err(|e| Error::io(&name, e))?.len();
+        let (f, file_len) = open_regular(path)?;
         let mut src = BufReader::with_capacity(64 << 10, f);
         let mut h = [0u8; FILE_HEADER_LEN];
         let got = read_full(&mut src, &mut h).map_err(|e| Error::io(&name, e))?;
@@ -343,7 +343,7 @@ impl ChunkReader {
     /// reading the file through a handle of its own.
     pub fn try_clone(&self) -> Result<ChunkReader> {
         use std::io::Seek;
-        let f = File::open(&self.path).map_err(|e| Error::io(&self.file, e))?;
+        let (f, _) = open_regular(&self.path)?;
         let mut src = BufReader::with_capacity(64 << 10, f);
         src.seek(io::SeekFrom::Start(self.offset))
             .map_err(|e| Error::io(&self.file, e))?;
@@ -481,6 +481,34 @@ impl ChunkReader {
     pub(crate) fn decode_damage(&self, e: DecodeError) -> Error {
         self.current().damaged(e)
     }
+}
+
+/// Opens a file of a trace for reading, only if it is a regular file (never
+/// a FIFO, which would block, nor a device, which may never end); returns it
+/// with its size. The error names the file.
+///
+/// ```
+/// let e = tf_trace::stream::open_regular("/dev/null".as_ref()).unwrap_err();
+/// assert_eq!(e.to_string(), "/dev/null: not a regular file");
+/// ```
+pub fn open_regular(path: &Path) -> Result<(File, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = || path.display().to_string();
+    // Non-blocking, so that opening a FIFO returns at once; it changes
+    // nothing for a regular file.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| Error::io(name(), e))?;
+    let meta = f.metadata().map_err(|e| Error::io(name(), e))?;
+    if !meta.is_file() {
+        return Err(Error::io(
+            name(),
+            io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
+        ));
+    }
+    Ok((f, meta.len()))
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.

@@ -1,10 +1,12 @@
 //! Thread streams (§6): decoding chunks into block executions and events.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::block_table::{BlockId, BlockTable};
 use crate::error::{DecodeError, Error, Result};
 use crate::event::{self, Access, BlockExec, Event, Via};
+use crate::limits;
 use crate::predict::{Predictor, NONE};
 use crate::stream::{ChunkReader, StreamKind, TableParams};
 use crate::varint::{unzigzag, Cursor};
@@ -100,6 +102,8 @@ struct Core<'t> {
     pred: Predictor,
     run_left: u64,
     run_pos: usize,
+    /// Operands of the current run's executions so far (§9).
+    run_ops: u64,
     pos: usize,
     /// Room for the accesses of the largest block; the first `n_acc` are
     /// those of the last execution.
@@ -115,6 +119,7 @@ impl<'t> Core<'t> {
             pred: Predictor::new(params),
             run_left: 0,
             run_pos: 0,
+            run_ops: 0,
             pos: 0,
             accesses: vec![Access::default(); table.max_ops()],
             n_acc: 0,
@@ -263,10 +268,21 @@ impl<'t> Core<'t> {
                     if let Some((_, _, p)) = partial {
                         return Err(DecodeError::new(p, "partial event followed by a run"));
                     }
+                    // k = (h >> 1) + 1 executions; this call makes the first.
+                    if h >> 1 >= limits::MAX_RUN {
+                        return Err(DecodeError::new(
+                            rpos,
+                            format!(
+                                "run of {} executions, above the limit of {}",
+                                (h >> 1) as u128 + 1,
+                                limits::MAX_RUN
+                            ),
+                        ));
+                    }
                     self.pos = cur.pos();
                     self.stats.run_records += 1;
                     self.run_pos = rpos;
-                    // k = (h >> 1) + 1 executions; this call makes the first.
+                    self.run_ops = 0;
                     self.run_left = h >> 1;
                     return self.run_step::<ADDR>();
                 }
@@ -285,6 +301,17 @@ impl<'t> Core<'t> {
         }
         let rec = self.table.rec(id);
         let (insns, n_ops) = (rec.n_insns, rec.n_ops);
+        if self.run_ops >= limits::RUN_OPERANDS {
+            return Err(DecodeError::new(
+                self.run_pos,
+                format!(
+                    "run goes on after {} operands, above the limit of {}",
+                    self.run_ops,
+                    limits::RUN_OPERANDS
+                ),
+            ));
+        }
+        self.run_ops += u64::from(n_ops);
         if !ADDR {
             self.stats.run_blocks += 1;
         }
@@ -494,6 +521,10 @@ pub struct ThreadReader<'t> {
     chunk_stats: ChunkStats,
     addresses: bool,
     validate: bool,
+    /// For a reader made by [`Trace::read_thread`](crate::Trace::read_thread):
+    /// the end of the file's first chunks that some reader of the same trace
+    /// has decoded completely.
+    known_good: Option<&'t AtomicU64>,
 }
 
 impl<'t> ThreadReader<'t> {
@@ -528,7 +559,14 @@ impl<'t> ThreadReader<'t> {
             chunk_stats: ChunkStats::default(),
             addresses: true,
             validate: true,
+            known_good: None,
         })
+    }
+
+    /// Shares with other readers of the same file the knowledge of which of
+    /// its first chunks decode (see [`set_validate`](Self::set_validate)).
+    pub(crate) fn share_validation(&mut self, known_good: &'t AtomicU64) {
+        self.known_good = Some(known_good);
     }
 
     /// Whether block executions carry their memory accesses (the default).
@@ -559,13 +597,14 @@ impl<'t> ThreadReader<'t> {
     }
 
     /// Whether each chunk is decoded completely before its first event is
-    /// returned (the default), so that nothing is ever returned from a chunk
-    /// that does not decode. Every chunk's checksum is verified either way;
-    /// a chunk that passes its checksum but does not decode can only come
-    /// from a writer's bug, and without this check the reader returns its
-    /// events up to the point where decoding fails, then the error. Turning
-    /// it off saves a full pass over every chunk; [`chunk_stats`](Self::chunk_stats)
-    /// then holds only the chunk's offset, sequence number and size.
+    /// returned every time it is read (the default). Either way nothing is
+    /// ever returned from a chunk that does not decode: with this off, a
+    /// reader made by [`Trace::read_thread`](crate::Trace::read_thread) skips
+    /// the check only for chunks that a reader of the same [`Trace`](crate::Trace)
+    /// has already decoded completely (readers that go over the same chunks
+    /// again, as the analyzer's lanes do, then pay for the check once).
+    /// [`chunk_stats`](Self::chunk_stats) holds only the offset, sequence
+    /// number and size of a chunk whose check was skipped.
     pub fn set_validate(&mut self, on: bool) {
         self.validate = on;
     }
@@ -620,6 +659,7 @@ impl<'t> ThreadReader<'t> {
             chunk_stats: self.chunk_stats,
             addresses: self.addresses,
             validate: self.validate,
+            known_good: self.known_good,
         })
     }
 
@@ -649,8 +689,20 @@ impl<'t> ThreadReader<'t> {
                     Err(e) => return Some(Err(e)),
                 }
                 let c = self.chunks.current();
-                let checked = if self.validate {
-                    self.core.validate(c.payload)
+                let end = c.offset + (crate::stream::CHUNK_HEADER_LEN + c.payload.len()) as u64;
+                let known = !self.validate
+                    && self
+                        .known_good
+                        .is_some_and(|k| end <= k.load(Ordering::Acquire));
+                let checked = if !known {
+                    let r = self.core.validate(c.payload);
+                    if let (Ok(_), Some(k)) = (&r, self.known_good) {
+                        // Extends the known-good prefix when this chunk
+                        // continues it (readers go through files in order).
+                        let _ =
+                            k.compare_exchange(c.offset, end, Ordering::AcqRel, Ordering::Acquire);
+                    }
+                    r
                 } else {
                     self.core.start();
                     Ok(ChunkStats {

@@ -4,9 +4,12 @@ use std::path::{Path, PathBuf};
 
 use crate::block_table::BlockTable;
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::manifest::Manifest;
-use crate::stream::{ChunkReader, StreamKind};
+use crate::stream::{open_regular, ChunkReader, StreamKind, FILE_HEADER_LEN};
 use crate::thread::{self, ChunkStats, ThreadReader};
+use std::io::Read;
+use std::sync::atomic::AtomicU64;
 
 /// One `thread-<tid>.tfc` file of a trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +58,8 @@ pub struct Trace {
     manifest: Option<Manifest>,
     blocks: BlockTable,
     threads: Vec<ThreadFile>,
+    /// Per thread file: the end of its first chunks known to decode.
+    validated: Vec<AtomicU64>,
     problems: Vec<Error>,
 }
 
@@ -86,23 +91,35 @@ impl Trace {
         threads.sort_by_key(|t| t.tid);
 
         let mpath = dir.join("manifest");
-        let manifest = match std::fs::read(&mpath) {
-            Ok(bytes) => match Manifest::from_bytes(&bytes) {
-                Ok(m) => Some(m),
-                Err(what) => {
-                    problems.push(Error::Manifest {
-                        file: mpath.display().to_string(),
-                        what,
-                    });
-                    None
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        let manifest = match read_manifest(&mpath) {
+            Ok(m) => m,
             Err(e) => {
-                problems.push(Error::io(mpath.display(), e));
+                problems.push(e);
                 None
             }
         };
+        if threads.is_empty() {
+            problems.push(Error::Missing {
+                file: dir.display().to_string(),
+                what: "no thread files (thread-<tid>.tfc): nothing was recorded".into(),
+            });
+        }
+        if let Some(m) = &manifest {
+            for t in &m.threads {
+                if !threads.iter().any(|f| f.tid == t.tid) {
+                    problems.push(Error::Missing {
+                        file: dir
+                            .join(format!("thread-{}.tfc", t.tid))
+                            .display()
+                            .to_string(),
+                        what: format!(
+                            "missing: the manifest lists thread {} with {} instructions",
+                            t.tid, t.traced_instructions
+                        ),
+                    });
+                }
+            }
+        }
 
         let mut blocks = BlockTable::new();
         let mut chunks = ChunkReader::open(dir.join("blocks.tfc"))?;
@@ -126,11 +143,16 @@ impl Trace {
                 break;
             }
         }
+        let validated = threads
+            .iter()
+            .map(|_| AtomicU64::new(FILE_HEADER_LEN as u64))
+            .collect();
         Ok(Trace {
             dir,
             manifest,
             blocks,
             threads,
+            validated,
             problems,
         })
     }
@@ -155,8 +177,10 @@ impl Trace {
         &self.threads
     }
 
-    /// Damage found while opening (an unreadable manifest, a damaged block
-    /// table); what came before the damage is still available.
+    /// Damage found while opening (an unreadable or damaged manifest, a
+    /// damaged block table, no thread files, a thread file that the
+    /// manifest lists but the directory lacks); what came before the damage
+    /// is still available.
     pub fn problems(&self) -> &[Error] {
         &self.problems
     }
@@ -171,9 +195,21 @@ impl Trace {
             })
     }
 
-    /// A streaming reader of one thread's events.
+    /// A streaming reader of one thread's events. Readers of one trace
+    /// share which chunks they found to decode (see
+    /// [`ThreadReader::set_validate`]).
     pub fn read_thread(&self, tid: u64) -> Result<ThreadReader<'_>> {
-        ThreadReader::open(&self.thread_file(tid)?.path, &self.blocks)
+        let i = self
+            .threads
+            .iter()
+            .position(|t| t.tid == tid)
+            .ok_or_else(|| Error::NoThread {
+                dir: self.dir.display().to_string(),
+                tid,
+            })?;
+        let mut r = ThreadReader::open(&self.threads[i].path, &self.blocks)?;
+        r.share_validation(&self.validated[i]);
+        Ok(r)
     }
 
     /// The raw chunks of one thread's file (to decode them with a
@@ -194,6 +230,37 @@ impl Trace {
     pub fn thread_stats(&self, tid: u64) -> Result<(Vec<ChunkStats>, Option<Error>)> {
         thread::thread_stats(&self.thread_file(tid)?.path, &self.blocks)
     }
+}
+
+/// The manifest, `None` if there is none; an error if it is not a regular
+/// file, is too large (§9) or does not decode.
+fn read_manifest(path: &Path) -> Result<Option<Manifest>> {
+    let (f, len) = match open_regular(path) {
+        Ok(f) => f,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    let damaged = |what: String| Error::Manifest {
+        file: path.display().to_string(),
+        what: if what.starts_with("manifest version") {
+            what
+        } else {
+            format!("damaged: {what}")
+        },
+    };
+    if len > limits::MAX_MANIFEST_BYTES {
+        return Err(damaged(format!(
+            "{len} bytes, above the limit of {} bytes",
+            limits::MAX_MANIFEST_BYTES
+        )));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(limits::MAX_MANIFEST_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path.display(), e))?;
+    Manifest::from_bytes(&bytes).map(Some).map_err(damaged)
 }
 
 #[cfg(test)]

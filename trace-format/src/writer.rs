@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::block_table::{encode, BlockId, BlockTable, EndKind, FunctionId, ModuleId, Operand};
 use crate::error::{Error, Result};
 use crate::event::{self, Event, ExitHow, LockKind, SkipReason};
+use crate::limits;
 use crate::manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 use crate::predict::Predictor;
 use crate::stream::{ChunkWriter, StreamHeader, StreamKind, TableParams};
@@ -241,6 +242,8 @@ struct ThreadState {
     out: ChunkWriter,
     pred: Predictor,
     pending: u64,
+    /// Operands of the executions in the pending run.
+    pending_ops: u64,
     scratch: Vec<u8>,
     target: usize,
     summary: ThreadSummary,
@@ -438,6 +441,7 @@ impl TraceWriter {
                     out,
                     pred: Predictor::new(self.opts.params),
                     pending: 0,
+                    pending_ops: 0,
                     scratch: Vec::new(),
                     target: self.opts.chunk_target,
                     summary: ThreadSummary {
@@ -730,6 +734,12 @@ impl ThreadState {
                 self.pred.arrive(id, rec.address);
                 self.pred.depart(id, &rec, true, &sink.table);
                 self.pending += 1;
+                self.pending_ops += n_ops as u64;
+                // The limits of §9: a run ends at 64 executions, or once
+                // its executions have 256 operands.
+                if self.pending == limits::MAX_RUN || self.pending_ops >= limits::RUN_OPERANDS {
+                    self.write_pending_run(sink)?;
+                }
                 return Ok(());
             }
             surprise = Some(s);
@@ -808,6 +818,7 @@ impl ThreadState {
         }
         varint::put(&mut self.out.buf, (self.pending - 1) << 1 | 1);
         self.pending = 0;
+        self.pending_ops = 0;
         self.maybe_close(sink)
     }
 
