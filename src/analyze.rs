@@ -27,8 +27,14 @@ pub struct Outputs {
 /// Runs the analysis and prints the table; returns the exit status.
 pub fn run(dir: &Path, options: &Options, outputs: &Outputs) -> Result<i32> {
     let report = compute(dir, options, outputs.timings)?;
+    emit(&report, outputs)
+}
+
+/// Prints the table of `report`, writes its JSON and CSV, and returns the
+/// exit status.
+pub fn emit(report: &Report, outputs: &Outputs) -> Result<i32> {
     print(
-        &report,
+        report,
         outputs.top,
         outputs.stack_model == crate::StackModel::Interleaved,
     );
@@ -70,7 +76,7 @@ pub fn compute(dir: &Path, options: &Options, timings: bool) -> Result<Report> {
 }
 
 /// A progress bar that appears only when the analysis runs longer than a second.
-struct Bar {
+pub(crate) struct Bar {
     bar: ProgressBar,
     started: Instant,
     shown: Mutex<bool>,
@@ -79,7 +85,7 @@ struct Bar {
 }
 
 impl Bar {
-    fn new() -> Bar {
+    pub(crate) fn new() -> Bar {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
@@ -106,7 +112,7 @@ impl Bar {
         }
     }
 
-    fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 
@@ -159,14 +165,25 @@ fn spr(requests: u64, x: f64) -> String {
 /// `interleaved`.
 pub fn print(report: &Report, top: usize, interleaved: bool) {
     println!(
-        "trace {}   units: {}   batch: {}   reconverge: {}   locks: {}   stack: {}",
+        "trace {}   units: {}   batch: {}   reconverge: {}   predicate: {}   locks: {}   stack: {}",
         report.trace,
         report.unit,
         report.batch,
         report.reconverge,
-        if report.locks { "serialized" } else { "off" },
+        report.predicate,
+        match (report.locks, report.lock_model.as_str()) {
+            (false, _) => "off",
+            (true, "spin") => "spin",
+            (true, _) => "serialized",
+        },
         if interleaved { "interleaved" } else { "cpu" }
     );
+    if let Some(s) = report.shard {
+        println!(
+            "shard {}/{}: the warps whose number is {} modulo {} (combine the shards with tf merge)",
+            s.index, s.count, s.index, s.count
+        );
+    }
     if !report.command.is_empty() {
         println!("command: {}", report.command.join(" "));
     }

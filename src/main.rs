@@ -4,7 +4,9 @@
 //! `tf-analyzer` libraries; see `docs/ARCHITECTURE.md` for the data flow.
 
 mod analyze;
+mod export;
 mod info;
+mod merge;
 mod record;
 mod summary;
 mod valgrind;
@@ -72,6 +74,46 @@ enum Command {
         #[arg(long)]
         timings: bool,
     },
+    /// Combine the JSON reports of all shards of one analysis (tf analyze --shard i/N --json).
+    Merge {
+        /// The shards' JSON reports.
+        #[arg(required = true, value_name = "PART")]
+        parts: Vec<PathBuf>,
+        /// Write the combined results as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Write the combined results as CSV.
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// How many functions to list per warp width.
+        #[arg(long, default_value_t = 25)]
+        top: usize,
+    },
+    /// Write the replay as Accel-Sim warp traces (--accelsim), or check a trace directory (--check).
+    Export {
+        /// Trace directory to export.
+        #[arg(
+            long,
+            value_name = "TRACE",
+            required_unless_present = "check",
+            requires = "output"
+        )]
+        accelsim: Option<PathBuf>,
+        /// Check an Accel-Sim trace directory: one line per problem, status 1 on an error.
+        #[arg(long, value_name = "DIR", conflicts_with = "accelsim")]
+        check: Option<PathBuf>,
+        /// The directory to write (absent or empty).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Threads per CTA (a multiple of 32).
+        #[arg(long, default_value_t = 256)]
+        block_size: usize,
+        /// Export only instructions charged to these functions.
+        #[arg(long, value_name = "FN", num_args = 1..)]
+        functions: Vec<String>,
+        #[command(flatten)]
+        options: AnalyzeArgs,
+    },
     /// Describe a trace: threads, instructions, blocks, bytes, modules, top functions.
     Info {
         /// Trace directory.
@@ -117,6 +159,10 @@ struct AnalyzeArgs {
     /// spinning lanes do in a GPU's counters.
     #[arg(long, value_enum, default_value_t = LockModel::Serialize)]
     lock_model: LockModel,
+    /// Replay only shard i of N: the warps whose number is i modulo N (per
+    /// width); combine the shards' JSON with `tf merge`.
+    #[arg(long, value_name = "i/N")]
+    shard: Option<tf_analyzer::results::Shard>,
     /// Stack addresses in the terminal table: as the CPU laid them out (cpu),
     /// or interleaved across lanes as GPU local memory is (interleaved).
     /// The JSON and CSV always have both.
@@ -157,6 +203,7 @@ impl AnalyzeArgs {
                 LockModel::Serialize => L::Serialize,
                 LockModel::Spin => L::Spin,
             },
+            shard: self.shard,
         }
     }
 }
@@ -233,6 +280,37 @@ fn main() -> ExitCode {
                 timings,
             },
         ),
+        Command::Merge {
+            parts,
+            json,
+            csv,
+            top,
+        } => merge::run(
+            &parts,
+            &analyze::Outputs {
+                json,
+                csv,
+                top,
+                stack_model: StackModel::Cpu,
+                timings: false,
+            },
+        ),
+        Command::Export {
+            accelsim,
+            check,
+            output,
+            block_size,
+            functions,
+            options,
+        } => match (accelsim, check, output) {
+            (_, Some(dir), _) => export::check(&dir),
+            (Some(trace), None, Some(out)) => {
+                export::run(&trace, &out, &options.options(), block_size, &functions)
+            }
+            _ => Err(anyhow::anyhow!(
+                "tf export: give --accelsim TRACE -o DIR, or --check DIR"
+            )),
+        },
         Command::Info { trace, top } => info::run(&trace, top),
     };
     match result {

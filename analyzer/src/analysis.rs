@@ -8,7 +8,10 @@ use crate::lanes::UnitCache;
 use crate::loops::outermost_loop;
 use crate::predicate::{predicable, Predicable};
 use crate::replay::{IpdomMap, Lane, LockModel, Reconvergence, Replay, WarpStats};
-use crate::results::{FunctionResult, LockResult, MemoryReport, Report, ThreadReport, WidthResult};
+use crate::results::{
+    sort_functions, sort_locks, FunctionResult, LockResult, MemoryReport, Report, Shard,
+    ThreadReport, WidthResult,
+};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
 use crate::segments::Segments;
 use crate::sink::{Context, IssueSink, LaneInfo, Nobody, Observer, WarpInfo};
@@ -39,6 +42,8 @@ pub struct Options {
     pub predicate: u32,
     /// How lanes waiting for a lock count (`--lock-model`).
     pub lock_model: LockModel,
+    /// Replay only this shard of the warps (`--shard i/N`).
+    pub shard: Option<Shard>,
 }
 
 impl Default for Options {
@@ -51,6 +56,7 @@ impl Default for Options {
             reconvergence: Reconvergence::Ipdom,
             predicate: 0,
             lock_model: LockModel::Serialize,
+            shard: None,
         }
     }
 }
@@ -260,14 +266,15 @@ pub fn analyze_observed<O: Observer>(
                 .enumerate()
                 .map(move |(index, m)| (k, index, m.as_slice()))
         })
+        .filter(|&(_, index, _)| opts.shard.is_none_or(|s| s.holds(index)))
         .collect();
     let widths: Vec<String> = opts.widths.iter().map(|w| w.to_string()).collect();
     // The bar moves with replayed thread instructions: every width replays
     // every unit's recorded instructions once.
-    let recorded: u64 = units.iter().map(|u| u.insns).sum();
+    let recorded: u64 = jobs.iter().flat_map(|j| j.2).map(|&i| units[i].insns).sum();
     progress.stage(
         &format!("replaying warps of {}", widths.join(", ")),
-        recorded * opts.widths.len() as u64,
+        recorded,
     );
     let replays: Vec<Replay> = opts
         .widths
@@ -389,13 +396,14 @@ pub fn analyze_observed<O: Observer>(
         threads,
         skipped,
         incomplete: incomplete(&results),
+        shard: opts.shard,
         results,
         warnings,
     })
 }
 
 /// Why the replays of `results` do not cover every recorded instruction.
-fn incomplete(results: &[WidthResult]) -> Vec<String> {
+pub(crate) fn incomplete(results: &[WidthResult]) -> Vec<String> {
     let mut why = Vec::new();
     for r in results {
         if r.unfinished_units > 0 {
@@ -538,11 +546,7 @@ impl<'a> Naming<'a> {
             .filter(|(_, f)| f.insns.warp_instructions > 0)
             .map(|(id, f)| self.function_result(id as FunctionId, f, width, all_warp))
             .collect();
-        functions.sort_by(|a, b| {
-            b.warp_instructions
-                .cmp(&a.warp_instructions)
-                .then_with(|| a.name.cmp(&b.name))
-        });
+        sort_functions(&mut functions);
         let mut locks: Vec<LockResult> = total
             .locks
             .iter()
@@ -556,11 +560,7 @@ impl<'a> Naming<'a> {
                 serialized_warp_instructions: l.serialized_warp_instructions,
             })
             .collect();
-        locks.sort_by(|a, b| {
-            (b.serialized_warp_instructions, b.acquisitions)
-                .cmp(&(a.serialized_warp_instructions, a.acquisitions))
-                .then_with(|| a.address.cmp(&b.address))
-        });
+        sort_locks(&mut locks);
         WidthResult {
             warp_size: width,
             units,

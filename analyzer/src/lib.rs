@@ -14,6 +14,7 @@ pub mod functions;
 pub mod ipdom;
 pub mod lanes;
 pub mod loops;
+pub mod merge;
 pub mod predicate;
 pub mod replay;
 pub mod results;

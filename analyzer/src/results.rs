@@ -5,10 +5,10 @@
 
 use crate::scan::Skipped;
 use crate::stats::{Memory, Requests, Segment};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Everything `tf analyze` reports.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The trace directory.
     pub trace: String,
@@ -38,10 +38,53 @@ pub struct Report {
     /// do): lanes that did not finish their units, instructions recorded but
     /// not replayed. A caller must not present such figures as complete.
     pub incomplete: Vec<String>,
+    /// The shard of the warps these figures cover (`--shard i/N`); `None`
+    /// for all of them. Shards combine with [`crate::merge::merge`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+}
+
+/// One of `count` shards of an analysis: the warps whose number (in
+/// formation order, per width) is `index` modulo `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 0..count.
+    pub index: usize,
+    /// How many shards.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Whether warp number `warp` belongs to this shard.
+    pub fn holds(&self, warp: usize) -> bool {
+        warp % self.count == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `i/N`, 0 <= i < N.
+    ///
+    /// ```
+    /// let s: tf_analyzer::results::Shard = "2/7".parse().unwrap();
+    /// assert_eq!((s.index, s.count), (2, 7));
+    /// assert!("7/7".parse::<tf_analyzer::results::Shard>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("{s}: a shard is i/N with 0 <= i < N");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        if index < count {
+            Ok(Shard { index, count })
+        } else {
+            Err(bad())
+        }
+    }
 }
 
 /// One thread.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ThreadReport {
     /// Thread id.
     pub tid: u64,
@@ -60,7 +103,7 @@ pub struct ThreadReport {
 }
 
 /// The result for one warp width.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WidthResult {
     /// W.
     pub warp_size: usize,
@@ -102,7 +145,7 @@ pub struct WidthResult {
 }
 
 /// One lock, as the units used it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LockResult {
     /// Its address, `0x…`.
     pub address: String,
@@ -121,7 +164,7 @@ pub struct LockResult {
 }
 
 /// One function's own instructions (never its callees').
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FunctionResult {
     /// Demangled name.
     pub name: String,
@@ -149,7 +192,7 @@ pub struct FunctionResult {
 }
 
 /// Requests, sectors and their ratio.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestReport {
     /// Warp memory instructions.
     pub requests: u64,
@@ -170,7 +213,7 @@ impl From<Requests> for RequestReport {
 }
 
 /// One segment: all its requests, and loads and stores apart.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SegmentReport {
     /// Warp memory instructions.
     pub requests: u64,
@@ -186,7 +229,7 @@ pub struct SegmentReport {
 
 /// Memory requests by segment (stack addresses as the CPU laid them out),
 /// and the stack under GPU local-memory interleaving.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryReport {
     /// The unit's own thread stack.
     pub stack: SegmentReport,
@@ -240,6 +283,24 @@ impl From<&Memory> for MemoryReport {
     }
 }
 
+/// Orders functions as reports list them: most warp instructions first.
+pub fn sort_functions(functions: &mut [FunctionResult]) {
+    functions.sort_by(|a, b| {
+        b.warp_instructions
+            .cmp(&a.warp_instructions)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+}
+
+/// Orders locks as reports list them: most serialized warp instructions first.
+pub fn sort_locks(locks: &mut [LockResult]) {
+    locks.sort_by(|a, b| {
+        (b.serialized_warp_instructions, b.acquisitions)
+            .cmp(&(a.serialized_warp_instructions, a.acquisitions))
+            .then_with(|| a.address.cmp(&b.address))
+    });
+}
+
 impl Report {
     /// The report as pretty JSON.
     pub fn to_json(&self) -> String {
@@ -249,12 +310,30 @@ impl Report {
     /// One CSV row per (warp width, function), with the whole program as
     /// function `[all]`; the same numbers as the JSON.
     pub fn to_csv(&self) -> String {
-        let mut out = String::from(
-            "warp_size,function,module,file,line,thread_instructions,warp_instructions,simt_efficiency,share,\
-             stack_requests,stack_sectors_per_request,stack_interleaved_sectors_per_request,\
-             heap_requests,heap_sectors_per_request,global_requests,global_sectors_per_request,\
-             other_requests,other_sectors_per_request,serialized_warp_instructions,skipped_instructions\n",
-        );
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let header = [
+            "warp_size",
+            "function",
+            "module",
+            "file",
+            "line",
+            "thread_instructions",
+            "warp_instructions",
+            "simt_efficiency",
+            "share",
+            "stack_requests",
+            "stack_sectors_per_request",
+            "stack_interleaved_sectors_per_request",
+            "heap_requests",
+            "heap_sectors_per_request",
+            "global_requests",
+            "global_sectors_per_request",
+            "other_requests",
+            "other_sectors_per_request",
+            "serialized_warp_instructions",
+            "skipped_instructions",
+        ];
+        w.write_record(header).expect("writing to memory");
         for r in &self.results {
             let total = FunctionResult {
                 name: "[all]".into(),
@@ -271,40 +350,32 @@ impl Report {
             };
             for f in std::iter::once(&total).chain(&r.functions) {
                 let m = &f.memory;
-                out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{:.6},{:.6},{},{:.4},{:.4},{},{:.4},{},{:.4},{},{:.4},{},{}\n",
-                    r.warp_size,
-                    csv_field(&f.name),
-                    csv_field(&f.module),
-                    csv_field(f.file.as_deref().unwrap_or("")),
+                let row = [
+                    r.warp_size.to_string(),
+                    f.name.clone(),
+                    f.module.clone(),
+                    f.file.clone().unwrap_or_default(),
                     f.line.map(|l| l.to_string()).unwrap_or_default(),
-                    f.thread_instructions,
-                    f.warp_instructions,
-                    f.simt_efficiency,
-                    f.share,
-                    m.stack.requests,
-                    m.stack.sectors_per_request,
-                    m.stack_interleaved.sectors_per_request,
-                    m.heap.requests,
-                    m.heap.sectors_per_request,
-                    m.global.requests,
-                    m.global.sectors_per_request,
-                    m.other.requests,
-                    m.other.sectors_per_request,
-                    f.serialized_warp_instructions,
-                    f.skipped_instructions,
-                ));
+                    f.thread_instructions.to_string(),
+                    f.warp_instructions.to_string(),
+                    format!("{:.6}", f.simt_efficiency),
+                    format!("{:.6}", f.share),
+                    m.stack.requests.to_string(),
+                    format!("{:.4}", m.stack.sectors_per_request),
+                    format!("{:.4}", m.stack_interleaved.sectors_per_request),
+                    m.heap.requests.to_string(),
+                    format!("{:.4}", m.heap.sectors_per_request),
+                    m.global.requests.to_string(),
+                    format!("{:.4}", m.global.sectors_per_request),
+                    m.other.requests.to_string(),
+                    format!("{:.4}", m.other.sectors_per_request),
+                    f.serialized_warp_instructions.to_string(),
+                    f.skipped_instructions.to_string(),
+                ];
+                w.write_record(&row).expect("writing to memory");
             }
         }
-        out
-    }
-}
-
-/// Quotes a CSV field when it needs it.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+        let bytes = w.into_inner().expect("writing to memory");
+        String::from_utf8(bytes).expect("the fields are UTF-8")
     }
 }

@@ -20,7 +20,7 @@ pub struct ChunkStart {
 }
 
 /// Calls of one system call and the time they spent in the kernel.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SyscallCount {
     /// Calls.
     pub calls: u64,
@@ -29,7 +29,7 @@ pub struct SyscallCount {
 }
 
 /// Counts of work the trace does not contain, by reason.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Skipped {
     /// Inside lock acquire and release functions.
     pub lock_runtime: u64,

@@ -119,3 +119,4 @@ pub fn tempdir() -> tempfile::TempDir {
         .tempdir()
         .unwrap()
 }
+pub mod accelsim;

@@ -1,0 +1,285 @@
+//! Checks of one instruction line (checklist items 15–25).
+
+use super::Report;
+use crate::opmap::{known, opcode_width, specialized_unit, MEMORY, VOLTA};
+
+/// What the checks of a line need to know about its kernel and warp.
+pub(super) struct LineContext {
+    /// `-binary version`.
+    pub version: u32,
+    /// Lines end with an immediate (tracer version 5 and later).
+    pub immediate: bool,
+    /// Lines start with a line number (`-enable lineinfo = 1`).
+    pub lineinfo: bool,
+    /// The warp's launched lanes.
+    pub launched: u32,
+}
+
+/// What a valid line tells the checks of its warp.
+pub(super) struct Parsed<'a> {
+    pub pc: u32,
+    pub mask: u32,
+    pub opcode: &'a str,
+    pub max_reg: Option<u32>,
+}
+
+fn hex(t: &str) -> Option<u64> {
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    u64::from_str_radix(t, 16).ok()
+}
+
+/// Checks one instruction line; problems go to `r` (at line `n`).
+pub(super) fn check_line<'a>(
+    text: &'a str,
+    ctx: &LineContext,
+    r: &mut Report,
+    n: usize,
+) -> Option<Parsed<'a>> {
+    let mut toks = text.split_whitespace();
+    let mut next = |what: &str, r: &mut Report| {
+        let t = toks.next();
+        if t.is_none() {
+            r.error(n, 15, format!("line ends before its {what}"));
+        }
+        t
+    };
+    if ctx.lineinfo {
+        let t = next("line number", r)?;
+        if t.parse::<u64>().is_err() {
+            r.error(n, 15, format!("line number {t:?} is not decimal"));
+        }
+    }
+    let pc_t = next("PC", r)?;
+    let pc = match hex(pc_t) {
+        Some(pc) if pc < 1 << 32 => pc as u32,
+        _ => return r.error_none(n, 16, format!("PC {pc_t:?} is not hex below 2^32")),
+    };
+    if pc % 16 != 0 {
+        r.warn(n, 16, format!("PC {pc_t} is not a multiple of 16"));
+    }
+    let mask_t = next("mask", r)?;
+    let mask = match hex(mask_t) {
+        Some(m) if m <= u64::from(u32::MAX) => m as u32,
+        _ => return r.error_none(n, 16, format!("mask {mask_t:?} is not hex of 32 bits")),
+    };
+    if mask & !ctx.launched != 0 {
+        r.warn(
+            n,
+            24,
+            format!("mask {mask:08x} has lanes that were not launched"),
+        );
+    }
+    let mut max_reg: Option<u32> = None;
+    let mut regs = |count_t: &str,
+                    what: &str,
+                    max: usize,
+                    next: &mut dyn FnMut(&str, &mut Report) -> Option<&'a str>,
+                    r: &mut Report|
+     -> Option<Option<u32>> {
+        let count = match count_t.parse::<usize>() {
+            Ok(c) if c <= max => c,
+            _ => return r.error_none(n, 17, format!("{what} count {count_t:?} is not 0..={max}")),
+        };
+        let mut first = None;
+        for _ in 0..count {
+            let t = next("registers", r)?;
+            match t.strip_prefix('R').and_then(|d| d.parse::<u32>().ok()) {
+                Some(x) => {
+                    max_reg = Some(max_reg.map_or(x, |m| m.max(x)));
+                    first.get_or_insert(x);
+                }
+                None => return r.error_none(n, 17, format!("register {t:?} is not R<number>")),
+            }
+        }
+        Some(first)
+    };
+    let d_t = next("destination count", r)?;
+    let dst = regs(d_t, "destination", 1, &mut next, r)?;
+    if dst == Some(255) {
+        r.warn(n, 17, "R255 (the zero register) as a destination".into());
+    }
+    let opcode = next("opcode", r)?;
+    let s_t = next("source count", r)?;
+    regs(s_t, "source", 4, &mut next, r)?;
+    let first = opcode.split('.').find(|p| !p.is_empty()).unwrap_or("");
+    if !known(ctx.version, first) {
+        r.error(
+            n,
+            18,
+            format!(
+                "opcode {opcode}: {first} is not in the map of binary version {}",
+                ctx.version
+            ),
+        );
+    } else if !VOLTA.contains(&first) {
+        r.warn(
+            n,
+            18,
+            format!("opcode {opcode}: {first} is not in the Volta map"),
+        );
+    }
+    let w_t = next("memory width", r)?;
+    let width: u32 = match w_t.parse() {
+        Ok(w) => w,
+        Err(_) => return r.error_none(n, 15, format!("memory width {w_t:?} is not decimal")),
+    };
+    let is_mem =
+        MEMORY.contains(&first) || (ctx.version != 70 && matches!(first, "LDSM" | "LDGSTS"));
+    if is_mem && width == 0 {
+        r.error(
+            n,
+            19,
+            format!("memory opcode {opcode} without a memory width"),
+        );
+    }
+    if !is_mem && width != 0 {
+        r.warn(
+            n,
+            19,
+            format!("{opcode} is not a memory opcode but has a memory part"),
+        );
+    }
+    if width > 0 {
+        let ow = opcode_width(opcode);
+        if opcode.split('.').any(|p| p == "S8" || p == "S16") {
+            r.warn(n, 20, format!("{opcode}: .S8/.S16 are read as 4 bytes"));
+        }
+        if ![1, 2, 4, 8, 16].contains(&ow) {
+            r.warn(
+                n,
+                20,
+                format!("{opcode}: width {ow} is not 1, 2, 4, 8 or 16"),
+            );
+        } else if ow != width {
+            r.warn(
+                n,
+                20,
+                format!("{opcode} accesses {ow} bytes, the width field says {width}"),
+            );
+        }
+        let addrs = addresses(&mut next, mask, n, r)?;
+        check_addresses(first, ow, &addrs, n, r);
+    }
+    if ctx.immediate {
+        let t = next("immediate", r)?;
+        match t.parse::<u64>() {
+            Ok(v) if first == "BAR" && v >= 16 => {
+                r.warn(n, 25, format!("barrier id {v} is not below 16"))
+            }
+            Ok(v) if first != "BAR" && first != "DEPBAR" && v != 0 => {
+                r.warn(n, 25, format!("immediate {v} on {opcode}"))
+            }
+            Ok(_) => {}
+            Err(_) => r.error(n, 15, format!("immediate {t:?} is not decimal")),
+        }
+    }
+    if let Some(extra) = toks.next() {
+        r.error(
+            n,
+            15,
+            format!("surplus token {extra:?} after the line's last field"),
+        );
+    }
+    let _ = specialized_unit(first);
+    Some(Parsed {
+        pc,
+        mask,
+        opcode,
+        max_reg,
+    })
+}
+
+/// Reads the address mode and payload; returns the active lanes' addresses.
+fn addresses<'a>(
+    next: &mut dyn FnMut(&str, &mut Report) -> Option<&'a str>,
+    mask: u32,
+    n: usize,
+    r: &mut Report,
+) -> Option<Vec<u64>> {
+    let k = mask.count_ones() as usize;
+    let mode_t = next("address mode", r)?;
+    let mut base = |r: &mut Report| {
+        let t = next("base address", r)?;
+        hex(t).or_else(|| r.error_none(n, 21, format!("address {t:?} is not hex")))
+    };
+    let mut out = Vec::with_capacity(k);
+    match mode_t {
+        "0" => {
+            for _ in 0..k {
+                out.push(base(r)?);
+            }
+        }
+        "1" => {
+            let run = mask >> mask.trailing_zeros();
+            if k < 1 || run & (run + 1) != 0 {
+                r.error(
+                    n,
+                    21,
+                    format!("mode 1 with mask {mask:08x}, whose lanes are not one contiguous run"),
+                );
+            }
+            let b = base(r)?;
+            let t = next("stride", r)?;
+            let Some(s) = t.parse::<i32>().ok() else {
+                return r.error_none(
+                    n,
+                    21,
+                    format!("stride {t:?} is not a signed 32-bit decimal"),
+                );
+            };
+            for i in 0..k {
+                out.push(b.wrapping_add((i64::from(s) * i as i64) as u64));
+            }
+        }
+        "2" => {
+            let mut a = base(r)?;
+            out.push(a);
+            for _ in 1..k {
+                let t = next("address delta", r)?;
+                let Some(d) = t.parse::<i64>().ok() else {
+                    return r.error_none(
+                        n,
+                        21,
+                        format!("delta {t:?} is not a signed 64-bit decimal"),
+                    );
+                };
+                a = a.wrapping_add(d as u64);
+                out.push(a);
+            }
+        }
+        m => return r.error_none(n, 21, format!("address mode {m:?} is not 0, 1 or 2")),
+    }
+    Some(out)
+}
+
+fn check_addresses(first: &str, width: u32, addrs: &[u64], n: usize, r: &mut Report) {
+    let w = u64::from(width);
+    if matches!(first, "LDL" | "STL") {
+        if width >= 4 && (!width.is_multiple_of(4) || width > 32) {
+            r.error(
+                n,
+                23,
+                format!("local access of {width} bytes: not a multiple of 4 up to 32"),
+            );
+        }
+        if let Some(a) = addrs
+            .iter()
+            .find(|&&a| if w >= 4 { a % 4 != 0 } else { a % 4 + w > 4 })
+        {
+            r.error(n, 23, format!("local address {a:#x} of a {width}-byte access is not 4-byte aligned (or crosses a word)"));
+        }
+    } else if matches!(
+        first,
+        "LDG" | "STG" | "ATOMG" | "RED" | "LD" | "ST" | "ATOM"
+    ) && addrs.contains(&0)
+    {
+        r.warn(
+            n,
+            22,
+            "a global address of an active lane is 0 (no access)".into(),
+        );
+    }
+}

@@ -1,0 +1,195 @@
+//! The validator on a valid directory and on one mutation per check.
+
+use crate::check::{check_dir, Problem};
+
+const HEADER: &str =
+    "-kernel name = demo\n-kernel id = 1\n-grid dim = (2,1,1)\n-block dim = (48,1,1)\n\
+-shmem = 0\n-nregs = 7\n-binary version = 70\n-cuda stream id = 0\n-accelsim tracer version = 4\n\
+-enable lineinfo = 0\n\n#traces format = PC mask ...\n";
+
+const CTA0: &str = "\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = 5\n\
+0000 ffffffff 1 R0 S2R 0 0\n\
+0010 0000000f 1 R1 LDG.E.U8 1 R2 1 0 0x10000000 0x10000005 0x10000003 0x10000100\n\
+0020 0000f00f 0 STG.E.128 2 R2 R4 16 2 0x20000000 16 16 16 -1024 16 16 16\n\
+0030 ffffffff 0 BAR.SYNC 0 0\n\
+0050 ffffffff 0 EXIT 0 0\n\
+\nwarp = 1\ninsts = 5\n\
+0000 0000ffff 1 R0 S2R 0 0\n\
+0040 0000ffff 1 R6 LDL.64 1 R1 8 1 0x10 0\n\
+0030 0000ffff 0 BAR.SYNC 0 0\n\
+0050 00000fff 0 EXIT 0 0\n\
+0050 0000f000 0 EXIT 0 0\n\
+\n#END_TB\n";
+
+const CTA1: &str =
+    "\n#BEGIN_TB\n\nthread block = 1,0,0\n\nwarp = 0\ninsts = 1\n0050 ffffffff 0 EXIT 0 0\n\
+\nwarp = 1\ninsts = 1\n0050 0000ffff 0 EXIT 0 0\n\n#END_TB\n";
+
+fn run(list: &str, kernel: &str) -> Vec<Problem> {
+    let dir = tempdir();
+    std::fs::write(dir.join("kernelslist.g"), list).unwrap();
+    std::fs::write(dir.join("kernel-1.traceg"), kernel).unwrap();
+    let p = check_dir(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    p
+}
+
+fn tempdir() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "tf-check-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn valid() -> String {
+    format!("{HEADER}{CTA0}{CTA1}")
+}
+
+/// The checks (and whether errors) that `kernel` fails.
+fn failing(kernel: &str) -> Vec<(u8, bool)> {
+    let mut v: Vec<(u8, bool)> = run("kernel-1.traceg\n", kernel)
+        .iter()
+        .map(|p| (p.check, p.error))
+        .collect();
+    v.dedup();
+    v
+}
+
+#[test]
+fn a_valid_directory_has_no_problem() {
+    let p = run(
+        "MemcpyHtoD,0x00007f3a40000000,4096\nkernel-1.traceg\n",
+        &valid(),
+    );
+    assert!(p.is_empty(), "{p:?}");
+}
+
+#[test]
+fn the_kernel_list() {
+    let p = run("kernel-1.traceg", &valid()); // no final newline
+    assert_eq!(p[0].check, 1);
+    let p = run(
+        "kernel-2.traceg\nMemcpyHtoD,0x10\nkernel-1.trace\nhello\n",
+        &valid(),
+    );
+    let checks: Vec<u8> = p.iter().map(|x| x.check).collect();
+    assert_eq!(checks, [3, 2, 2, 4]);
+    assert!(p[0]
+        .to_string()
+        .contains("kernelslist.g:1: error (check 3)"));
+}
+
+#[test]
+fn each_mutation_fails_its_check() {
+    let v = valid();
+    let cases: &[(&str, &str, (u8, bool))] = &[
+        ("\n#END_TB\n", "\r\n#END_TB\n", (1, true)),
+        ("-block dim = (48,1,1)\n", "", (6, true)),
+        ("= 70", "= 71", (7, true)),
+        ("= 70", "= 75", (7, false)),
+        ("tracer version = 4", "tracer version = 3", (8, false)),
+        ("-nregs = 7", "-nregs = 9", (9, false)),
+        ("#traces format = PC mask ...\n", "", (10, true)),
+        (
+            "\n#END_TB\n\n#BEGIN_TB\n\nthread block = 1",
+            "\n#BEGIN_TB\n\nthread block = 1",
+            (11, true),
+        ),
+        ("-grid dim = (2,1,1)", "-grid dim = (3,1,1)", (12, true)),
+        ("thread block = 1,0,0", "thread block = 0,0,0", (13, false)),
+        (
+            "insts = 1\n0050 ffffffff",
+            "insts = 2\n0050 ffffffff",
+            (14, true),
+        ),
+        (
+            "0000 ffffffff 1 R0 S2R 0 0\n",
+            "0000 ffffffff 1 R0 S2R 0 0 7\n",
+            (15, true),
+        ),
+        (
+            "0000 ffffffff 1 R0 S2R",
+            "100000000 ffffffff 1 R0 S2R",
+            (16, true),
+        ),
+        (
+            "0000 ffffffff 1 R0 S2R",
+            "0004 ffffffff 1 R0 S2R",
+            (16, false),
+        ),
+        ("1 R0 S2R 0 0\n0010", "2 R0 R1 S2R 0 0\n0010", (17, true)),
+        ("1 R0 S2R 0 0\n0010", "1 R0 FOO 0 0\n0010", (18, true)),
+        ("LDL.64 1 R1 8 1 0x10 0", "LDL.64 1 R1 0", (19, true)),
+        ("LDL.64 1 R1 8 1", "LDL.64 1 R1 4 1", (20, false)),
+        (
+            "1 0 0x10000000 0x10000005 0x10000003 0x10000100",
+            "1 0 0x10000000 0x10000005",
+            (15, true),
+        ),
+        (
+            "16 2 0x20000000 16 16 16 -1024 16 16 16",
+            "16 1 0x20000000 16",
+            (21, true),
+        ),
+        ("0x10000000 0x10000005", "0x0 0x10000005", (22, false)),
+        (
+            "LDL.64 1 R1 8 1 0x10 0",
+            "LDL.64 1 R1 8 1 0x12 0",
+            (23, true),
+        ),
+        ("0040 0000ffff 1 R6", "0040 0001ffff 1 R6", (24, false)),
+        ("0050 00000fff 0 EXIT", "0050 00000ff0 0 EXIT", (26, true)),
+        (
+            "0030 0000ffff 0 BAR.SYNC 0 0\n",
+            "0030 0000ffff 0 S2R 0 0\n",
+            (27, true),
+        ),
+    ];
+    for &(from, to, want) in cases {
+        assert!(v.contains(from), "{from:?}");
+        let k = v.replacen(from, to, 1);
+        let got = failing(&k);
+        assert!(
+            got.contains(&want),
+            "{from:?} -> {to:?}: want {want:?}, got {got:?}"
+        );
+    }
+    // SHL is Ampere's only: an error for Volta, a warning for Ampere.
+    let shl = v.replacen("1 R0 S2R 0 0\n0010", "1 R0 SHL 0 0\n0010", 1);
+    assert!(failing(&shl).contains(&(18, true)));
+    let shl = shl.replacen("= 70", "= 86", 1);
+    assert!(failing(&shl).contains(&(18, false)));
+    assert!(!failing(&shl).contains(&(18, true)));
+}
+
+#[test]
+fn the_run_configuration_enables_the_branch_unit() {
+    let dir = tempdir();
+    std::fs::write(dir.join("kernelslist.g"), "kernel-1.traceg\n").unwrap();
+    let k = valid().replacen(
+        "0000 ffffffff 1 R0 S2R 0 0\n0010",
+        "0060 ffffffff 0 BRA 0 0\n0010",
+        1,
+    );
+    std::fs::write(dir.join("kernel-1.traceg"), k).unwrap();
+    assert!(check_dir(&dir).is_empty());
+    std::fs::write(
+        dir.join("trace.config"),
+        "-specialized_unit_1 0,4,4,4,4,BRA\n",
+    )
+    .unwrap();
+    let p = check_dir(&dir);
+    assert_eq!((p.len(), p[0].check), (1, 28), "{p:?}");
+    std::fs::write(
+        dir.join("trace.config"),
+        "-specialized_unit_1 1,4,4,4,4,BRA\n",
+    )
+    .unwrap();
+    assert!(check_dir(&dir).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

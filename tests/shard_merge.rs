@@ -1,0 +1,109 @@
+//! `tf analyze --shard i/N` and `tf merge`: the shards of an analysis,
+//! merged, give exactly what one run gives.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// `tf analyze TRACE ARGS --shard i/N --json` for every i, then `tf merge`.
+fn merged(trace: &Path, args: &[&str], n: usize) -> Value {
+    let dir = trace.parent().unwrap();
+    let mut parts = Vec::new();
+    for i in 0..n {
+        let part = dir.join(format!("part-{i}-of-{n}.json"));
+        let shard = format!("{i}/{n}");
+        let out = tf()
+            .arg("analyze")
+            .arg(trace)
+            .args(args)
+            .args(["--shard", &shard, "--json"])
+            .arg(&part)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        parts.push(part);
+    }
+    let all = dir.join(format!("merged-{n}.json"));
+    let out = tf()
+        .arg("merge")
+        .args(&parts)
+        .arg("--json")
+        .arg(&all)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&all).unwrap()).unwrap()
+}
+
+#[test]
+fn merging_every_shard_gives_the_unsharded_result() {
+    let dir = tempdir();
+    let cases = [
+        (
+            "deep_unlock",
+            vec!["8", "5"],
+            vec!["--unit", "call:worker", "--warp", "1,2,4"],
+        ),
+        (
+            "memory",
+            vec!["64"],
+            vec!["--unit", "call:load_stride", "--warp", "4,8"],
+        ),
+    ];
+    for (name, program_args, args) in cases {
+        let t = dir.path().join(name);
+        let pargs: Vec<&str> = program_args.iter().map(|s| &**s).collect();
+        trace_ok(&t, &workload(name), &pargs);
+        let whole = analyze_json(&t, &args);
+        for n in [1, 2, 7] {
+            assert_eq!(merged(&t, &args, n), whole, "{name}: {n} shards");
+        }
+    }
+}
+
+#[test]
+fn merge_refuses_a_missing_or_doubled_shard() {
+    let dir = tempdir();
+    let t = dir.path().join("trace");
+    trace_ok(&t, &workload("deep_unlock"), &["4", "2"]);
+    let part = dir.path().join("p0.json");
+    let out = tf()
+        .arg("analyze")
+        .arg(&t)
+        .args([
+            "--unit",
+            "call:worker",
+            "--warp",
+            "1",
+            "--shard",
+            "0/2",
+            "--json",
+        ])
+        .arg(&part)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = tf().arg("merge").arg(&part).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("shard 1/2 is missing"), "{err}");
+    let out = tf().arg("merge").arg(&part).arg(&part).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("shard 0/2 is given twice"), "{err}");
+    let out = tf()
+        .args(["analyze", "x", "--shard", "2/2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2/2: a shard is i/N with 0 <= i < N"), "{err}");
+}
