@@ -142,7 +142,7 @@ pub fn markdown(m: &mut String, o: &Outcome) {
     for (name, why) in stale {
         writeln!(
             m,
-            "- {name}: **not measured since** its sources changed ({why}); left out of \
+            "- {name}: **not measured since**: its sources changed ({why}); left out of \
              the statistics."
         )
         .unwrap();

@@ -98,12 +98,19 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 /// The commits after `commit` that changed any of `files` (newest first,
-/// abbreviated), from `git log` in the repository at `root`.
-pub fn changed_since(root: &Path, commit: &str, files: &[PathBuf]) -> Result<Vec<String>> {
+/// abbreviated), and the files among them that changed, from `git log` in
+/// the repository at `root`.
+pub fn changed_since(
+    root: &Path,
+    commit: &str,
+    files: &[PathBuf],
+) -> Result<(Vec<String>, BTreeSet<String>)> {
     let out = Command::new("git")
         .arg("-C")
         .arg(root)
-        .args(["log", "--format=%h", &format!("{commit}..HEAD"), "--"])
+        .args(["log", "--format=commit %h", "--name-only"])
+        .arg(format!("{commit}..HEAD"))
+        .arg("--")
         .args(files)
         .output()
         .context("running git log (is git installed?)")?;
@@ -113,10 +120,17 @@ pub fn changed_since(root: &Path, commit: &str, files: &[PathBuf]) -> Result<Vec
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect())
+    let (mut commits, mut changed) = (Vec::new(), BTreeSet::new());
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        match line.strip_prefix("commit ") {
+            Some(c) => commits.push(c.to_string()),
+            None if !line.is_empty() => {
+                changed.insert(line.to_string());
+            }
+            None => {}
+        }
+    }
+    Ok((commits, changed))
 }
 
 /// The GPU part from stored measurements in `dir`: the figures of every
@@ -130,17 +144,11 @@ pub fn load(dir: &Path, root: &Path, workloads: &[&Workload]) -> Result<GpuOutco
     for w in workloads {
         let Some(twin) = &w.cuda else { continue };
         let sources = twin_sources(root, &twin.program)?;
-        let commits = changed_since(root, &measured.commit, &sources)?;
+        let (commits, files) = changed_since(root, &measured.commit, &sources)?;
         if !commits.is_empty() {
-            let files: Vec<String> = sources.iter().map(|p| p.display().to_string()).collect();
-            stale.insert(
-                w.name.clone(),
-                format!(
-                    "{} changed since (commits {})",
-                    files.join(", "),
-                    commits.join(", ")
-                ),
-            );
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
+            let why = format!("{} in {}", files.join(", "), commits.join(", "));
+            stale.insert(w.name.clone(), why);
         }
         let figures = twin_figures(dir, &w.name).map_err(|e| format!("{e:#}"));
         twins.insert(w.name.clone(), figures);
@@ -254,10 +262,13 @@ mod tests {
         let measured = git(&["rev-parse", "HEAD"]);
         std::fs::write(dir.path().join("a.cu"), "2").unwrap();
         git(&["commit", "-q", "-am", "changed"]);
-        let changed = changed_since(dir.path(), &measured, &[PathBuf::from("a.cu")]).unwrap();
-        assert_eq!(changed, [git(&["rev-parse", "--short", "HEAD"])]);
-        let same = changed_since(dir.path(), &measured, &[PathBuf::from("b.h")]).unwrap();
-        assert!(same.is_empty());
+        let both = [PathBuf::from("a.cu"), PathBuf::from("b.h")];
+        let (commits, files) = changed_since(dir.path(), &measured, &both).unwrap();
+        assert_eq!(commits, [git(&["rev-parse", "--short", "HEAD"])]);
+        assert_eq!(files.into_iter().collect::<Vec<_>>(), ["a.cu"]);
+        let (commits, files) =
+            changed_since(dir.path(), &measured, &[PathBuf::from("b.h")]).unwrap();
+        assert!(commits.is_empty() && files.is_empty());
         assert!(changed_since(dir.path(), "0123456", &[PathBuf::from("b.h")]).is_err());
     }
 }
