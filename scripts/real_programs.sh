@@ -16,7 +16,9 @@
 # workloads/gen_text (text) and workloads/gen_y4m (video for x264): the same
 # size gives the same bytes. Programs that cut their input into blocks for
 # their threads are given blocks of about an eighth of the input, so that
-# every thread has work at small sizes too.
+# every thread has work at small sizes too. GNU sort starts no more threads
+# than there are cores, and pzstd cuts inputs below a few MB into one chunk:
+# on a small machine or input they run one worker, which shows as 1/W.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
     --programs) programs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --tf) tf=$2; shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "real_programs.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
