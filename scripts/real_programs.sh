@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     --programs) programs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --tf) tf=$2; shift 2 ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "real_programs.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
