@@ -2,7 +2,7 @@
 # Real multi-threaded Debian programs under tf: each runs natively and under
 # `tf trace` on a generated input, the outputs are compared byte for byte,
 # and `tf analyze --warp 8,16,32` replays the trace. One row per program:
-# identical output, replayed ÷ recorded instructions, SIMT efficiency at
+# identical output (and exit status), replayed ÷ recorded instructions, SIMT efficiency at
 # W = 8, 16, 32, and the analyze exit status. Not part of CI (it takes long).
 #
 #   scripts/real_programs.sh                      # ~20 MB inputs, 4 threads, every program
@@ -16,7 +16,9 @@
 # workloads/gen_text (text) and workloads/gen_y4m (video for x264): the same
 # size gives the same bytes. Programs that cut their input into blocks for
 # their threads are given blocks of about an eighth of the input, so that
-# every thread has work at small sizes too.
+# every thread has work at small sizes too. GNU sort starts no more threads
+# than there are cores, and pzstd cuts inputs below a few MB into one chunk:
+# on a small machine or input they run one worker, which shows as 1/W.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
     --programs) programs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --tf) tf=$2; shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "real_programs.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -86,7 +88,7 @@ command_of() {
     zstd) echo zstd -T"$n" -3 -B$((block > 524288 ? block : 524288)) -q -c "$in" ;;
     pzstd) echo pzstd -p "$n" -1 -q -c "$in" ;;
     plzip) echo plzip -n "$n" -6 -B "$block" -c "$in" ;;
-    7zz) echo 7zz a -txz -mmt"$n" -m0=LZMA2:c="$block" -so -an -bd "$in" ;;
+    7zz) echo 7zz a -txz -mmt"$n" -m0=LZMA2:c=$((block / 1024))k -so -an -bd "$in" ;; # c= takes KiB
     sort) echo sort --parallel="$n" -S 1G "$in" ;;
     x264) echo x264 --threads "$n" --quiet -o - "$work/input.y4m" ;;
     *) echo "real_programs.sh: unknown program $1" >&2; return 1 ;;
@@ -101,17 +103,19 @@ for p in ${programs//,/ }; do
     cmd=$(command_of "$p")
     dir=$work/$p
     rm -rf "$dir" && mkdir -p "$dir"
+    native_rc=0 traced_rc=0
     # shellcheck disable=SC2086 # the command line is split on purpose
-    LC_ALL=C $cmd > "$dir/native.out" 2> "$dir/native.err" || true
+    LC_ALL=C $cmd > "$dir/native.out" 2> "$dir/native.err" || native_rc=$?
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    LC_ALL=C "$tf" trace -o "$dir/trace" -- $cmd > "$dir/traced.out" 2> "$dir/traced.err" || true
+    LC_ALL=C "$tf" trace -o "$dir/trace" -- $cmd > "$dir/traced.out" 2> "$dir/traced.err" || traced_rc=$?
     mid=$(date +%s.%N)
     rc=0
     "$tf" analyze "$dir/trace" --warp 8,16,32 --json "$dir/analyze.json" > "$dir/analyze.txt" 2>&1 || rc=$?
     end=$(date +%s.%N)
     same=no
-    cmp -s "$dir/native.out" "$dir/traced.out" && same=yes
+    cmp -s "$dir/native.out" "$dir/traced.out" && [ "$native_rc" = "$traced_rc" ] && same=yes
+    [ "$native_rc" = 0 ] || same="no(exit $native_rc)" # the command itself failed (see native.err)
     [ -s "$dir/native.out" ] || same="no(empty)"
     recorded=$("$tf" info "$dir/trace" 2> /dev/null | awk '$1 == "all" && !seen { print $4; seen = 1 }')
     if [ -s "$dir/analyze.json" ]; then
