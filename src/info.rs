@@ -105,6 +105,7 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
         canon: &canon,
         entry_of: &entry_of,
         addresses: false,
+        per_function: true,
     };
     let tallies: Vec<ThreadTally> = files
         .par_iter()

@@ -124,6 +124,7 @@ pub fn analyze_observed<O: Observer>(
         canon: &canon,
         entry_of: &entry_of,
         addresses: false,
+        per_function: false,
     };
     let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
     let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();

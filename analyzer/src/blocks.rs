@@ -209,6 +209,7 @@ impl Piece {
     /// block's end): how many ran, how the piece ended ([`EndKind::Other`]
     /// when cut short), and the operand index just past the piece's operands.
     /// The one rule both the first pass and the lanes cut executions by.
+    #[inline]
     pub fn cut(
         &self,
         canon: &CanonicalBlocks,

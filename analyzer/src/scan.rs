@@ -134,6 +134,8 @@ pub struct ScanJob<'a> {
     /// Decode memory addresses (only to find the stack pointer of each
     /// unit's frame; following control flow without them is much faster).
     pub addresses: bool,
+    /// Count traced instructions by function ([`ThreadScan::traced_in`]).
+    pub per_function: bool,
 }
 
 impl ScanJob<'_> {
@@ -229,6 +231,10 @@ impl ScanJob<'_> {
                         units.step(pos, &s, t, tracker.as_ref().expect("set"), call_sp);
                         prev_call_sp = call_push(s.accesses);
                         last_sym = self.canon.block(s.cblock).function;
+                        if !self.per_function {
+                            prev = Some((s.cblock, s.end));
+                            continue;
+                        }
                         let frame = match last_sym {
                             0 => tracker.as_ref().map_or(0, |t| t.top().entry),
                             _ => 0,

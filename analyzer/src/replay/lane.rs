@@ -95,6 +95,7 @@ impl<'t> Lane<'t> {
 
 impl Warp<'_, '_, '_> {
     /// Moves lane `i` (which ran in a frame at `depth`) to its next step.
+    #[inline]
     pub(super) fn advance(&mut self, i: usize, depth: u32) -> tf_trace::Result<Next> {
         let canon = self.cfg.canon;
         let lane = &mut self.lanes[i];

@@ -92,7 +92,7 @@ impl Warp<'_, '_, '_> {
                 top.depth,
                 top.func,
             );
-            e.serialized = lock.or(top.serialized);
+            e.serialized = lock.and_then(std::num::NonZeroU64::new).or(top.serialized);
             if spin {
                 e.spinning |= later;
             }

@@ -44,8 +44,10 @@ pub(super) struct Entry {
     pub(super) depth: u32,
     /// The frame's function (entry address): the key of its post-dominators.
     pub(super) func: u64,
-    /// The lock whose serialized round (after the first) this entry runs.
-    pub(super) serialized: Option<u64>,
+    /// The lock whose serialized round (after the first) this entry runs
+    /// (no lock lies at address 0; the entry stays small, as it is copied
+    /// at every step).
+    pub(super) serialized: Option<std::num::NonZeroU64>,
     /// Lanes counted as active in this entry's issues though they do not
     /// run them, their predicate off (`--predicate`).
     pub(super) predicated: u64,

@@ -58,6 +58,7 @@ impl Warp<'_, '_, '_> {
         }
     }
 
+    #[inline]
     pub(super) fn live(&self, e: &Entry) -> u64 {
         let mut live = 0;
         for i in bits(e.mask) {
@@ -94,12 +95,11 @@ impl Warp<'_, '_, '_> {
                     // Lanes that stand elsewhere (a lock round or a join let
                     // them through this entry's reconvergence point) are never
                     // issued as if they ran this block: they regroup first.
-                    if bits(live).any(|i| self.lanes[i].step.cblock != b) {
+                    if !self.execute(b, live, &top) {
                         let left = self.regroup(live, top.depth);
                         self.diverge(None, top, left, false);
                         continue;
                     }
-                    self.execute(b, live, &top);
                     let mut left = 0u64;
                     for i in bits(live) {
                         match self.advance(i, top.depth)? {
@@ -182,17 +182,25 @@ impl Warp<'_, '_, '_> {
         left
     }
 
-    /// Issues block `b` of entry `e` for the lanes of `live`.
-    pub(super) fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) {
-        let cb = self.cfg.canon.block(b);
-        let serialized = e.serialized;
+    /// Issues block `b` of entry `e` for the lanes of `live`; false (and
+    /// nothing issued) when one of them stands at another block.
+    #[inline]
+    pub(super) fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) -> bool {
         let mut thread = 0u64;
         let mut warp = 0u64;
+        let mut elsewhere = false;
         for i in bits(live) {
-            let n = u64::from(self.lanes[i].step.insns);
+            let step = &self.lanes[i].step;
+            elsewhere |= step.cblock != b;
+            let n = u64::from(step.insns);
             thread += n;
             warp = warp.max(n);
         }
+        if elsewhere {
+            return false;
+        }
+        let cb = self.cfg.canon.block(b);
+        let serialized = e.serialized.map(std::num::NonZeroU64::get);
         // Lanes counted as active without running: as many instructions as
         // the warp issues.
         let idle = |mask: u64| u64::from((mask & !live).count_ones()) * warp;
@@ -264,6 +272,7 @@ impl Warp<'_, '_, '_> {
                 serialized,
             });
         }
+        true
     }
 
     /// Rewrites the stack after the lanes of `top` ran `node` (or came back
@@ -427,7 +436,8 @@ impl Warp<'_, '_, '_> {
             return Ok(());
         }
         let here = Entry { func, ..top };
-        self.execute(block, mask, &here);
+        let issued = self.execute(block, mask, &here);
+        debug_assert!(issued, "a frontier group stands at its block");
         self.callees.clear();
         for i in bits(mask) {
             if let Next::Called { block: b, func: f } = self.advance(i, top.depth)? {
