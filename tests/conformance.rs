@@ -58,6 +58,12 @@ fn suite(backend: &str) {
                 continue;
             }
         };
+        let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let flags: Vec<&str> = cpu.split_whitespace().collect();
+        if let Some(f) = spec.requires.iter().find(|f| !flags.contains(&f.as_str())) {
+            eprintln!("conformance: {name} skipped: this CPU has no {f}");
+            continue;
+        }
         failures.extend(run_one(backend, &dir, &bin, &name, &spec));
     }
     assert!(

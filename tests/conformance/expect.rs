@@ -9,6 +9,7 @@
 //! | `program NAME` | trace `NAME.c` (default: the `.expect` file's own name) |
 //! | `build CC FLAGS…` | compiler and flags (default `gcc -O1 -g -no-pie -fno-omit-frame-pointer -pthread`, `g++` for `.cpp`) |
 //! | `lib NAME` | build `NAME.c` as `libNAME.so` and link the program with it (`-z now`: no lazy binding) |
+//! | `requires FLAG` | skip the program (saying so) on a CPU without FLAG (`/proc/cpuinfo`) |
 //! | `options OPT…` | `tf trace` options (`--only f`) |
 //! | `status N` | `tf trace` exits with N |
 //! | `exit_signal N` | the manifest names signal N as the killer |
@@ -121,6 +122,8 @@ pub struct Spec {
     pub build: Option<Vec<String>>,
     pub libs: Vec<String>,
     pub options: Vec<String>,
+    /// CPU flags the program needs.
+    pub requires: Vec<String>,
     /// (line number, thread, check)
     pub checks: Vec<(usize, u64, Check)>,
 }
@@ -152,6 +155,10 @@ pub fn parse(name: &str, text: &str) -> Result<Spec, String> {
             }
             "lib" => {
                 spec.libs.push(rest.to_string());
+                continue;
+            }
+            "requires" => {
+                spec.requires.extend(words);
                 continue;
             }
             "options" => {
