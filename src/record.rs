@@ -5,17 +5,20 @@
 //! stderr.
 
 use crate::summary;
-use crate::valgrind::Valgrind;
+use crate::tracer::{Backend, Tracer};
 use anyhow::{bail, Context, Result};
 use std::ffi::OsString;
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// What `tf trace` was asked to do.
 pub struct TraceRequest {
+    /// Which tracer records the program.
+    pub backend: Backend,
+    /// `--pin-root DIR` (else `$PIN_ROOT`), for the Pin backend.
+    pub pin_root: Option<PathBuf>,
     /// `-o DIR`, if given.
     pub output: Option<PathBuf>,
     /// `--only FN`: record only while one of these is on the call stack.
@@ -29,7 +32,7 @@ pub struct TraceRequest {
 /// Runs the traced program and returns the exit status `tf` should exit with.
 pub fn run(request: &TraceRequest) -> Result<i32> {
     let program = request.command.first().context("no program to trace")?;
-    let valgrind = Valgrind::prepare()?;
+    let tracer = Tracer::prepare(request.backend, request.pin_root.as_deref())?;
     let dir = match &request.output {
         Some(dir) => prepare_given(dir)?,
         None => choose_new(program)?,
@@ -37,24 +40,12 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
     let dir =
         fs::canonicalize(&dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
 
-    let mut cmd = Command::new(&valgrind.launcher);
-    cmd.env("VALGRIND_LIB", &valgrind.lib_dir)
-        .arg("--tool=tf")
-        .arg("--vex-guest-chase=no")
-        .arg("--demangle=no")
-        .arg("-q")
-        .arg(format!("--tf-out={}", dir.display()));
-    for f in &request.only {
-        cmd.arg(format!("--tf-only={f}"));
-    }
-    for f in &request.exclude {
-        cmd.arg(format!("--tf-exclude={f}"));
-    }
+    let mut cmd = tracer.command(&dir, &request.only, &request.exclude);
     cmd.args(&request.command);
 
     let mut child = cmd
         .spawn()
-        .with_context(|| format!("cannot start {}", valgrind.launcher.display()))?;
+        .with_context(|| format!("cannot start {}", tracer.launcher().display()))?;
     // Like a shell running a foreground job: Ctrl-C is for the program, and tf
     // must live on to report what was recorded. Set after the spawn, so that
     // the program does not inherit the ignored signals.

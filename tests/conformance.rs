@@ -36,6 +36,31 @@ fn the_pin_tool_records_what_each_program_must_produce() {
     suite("pin");
 }
 
+#[test]
+fn the_pin_backend_without_a_kit_says_what_to_set_in_one_line() {
+    let dir = tempdir();
+    let out_dir = dir.path().join("trace");
+    for (root, want) in [
+        (None, "set PIN_ROOT"),
+        (Some(dir.path()), "is not a Pin kit"),
+    ] {
+        let mut cmd = tf();
+        cmd.env_remove("PIN_ROOT")
+            .args(["trace", "--backend", "pin"])
+            .arg("-o")
+            .arg(&out_dir);
+        if let Some(r) = root {
+            cmd.arg("--pin-root").arg(r);
+        }
+        let out = cmd.args(["--", "/bin/true"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("tf: ") && err.contains(want), "{err}");
+        assert!(!out_dir.exists(), "a trace directory was created");
+    }
+}
+
 /// Traces every program with `backend`; fails listing every mismatch.
 fn suite(backend: &str) {
     let dir = root().join("workloads/conformance");
