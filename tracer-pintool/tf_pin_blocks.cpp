@@ -105,7 +105,7 @@ void blocks_manifest_modules(tf_mp *mp)
 
 /* The function id of routine `rtn` (defining it), and its role when the
  * block at `addr` is its entry. Call with table_mutex held. */
-static UINT32 function_of(RTN rtn, ADDRINT addr, tf_fn_role *role)
+static UINT32 function_of(RTN rtn, ADDRINT addr, tf_function_role *role)
 {
     role->role = TF_ROLE_NONE;
     if (!RTN_Valid(rtn))

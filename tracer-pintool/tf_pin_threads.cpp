@@ -123,7 +123,7 @@ void thread_note_create(Thread *t, ADDRINT start_routine) { t->created_routine =
 static void exec(Thread *t, UINT32 id, bool complete, UINT32 n_insns, UINT32 n_ops)
 {
     const Block *b = block(id);
-    const tf_fn_role *role = b->role.role != TF_ROLE_NONE ? &b->role : NULL;
+    const tf_function_role *role = b->role.role != TF_ROLE_NONE ? &b->role : NULL;
     UINT64 lock = role && role->arg == TF_ARG_FIXED ? fixed_lock(role->fixed) : t->arg;
     if (role && role->role == TF_ROLE_CREATE)
         thread_note_create(t, t->arg);

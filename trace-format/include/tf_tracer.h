@@ -75,17 +75,17 @@ enum tf_arg { TF_ARG_NONE = 0, TF_ARG_RDI, TF_ARG_RSI, TF_ARG_RDX, TF_ARG_FIXED 
 /* Address-less locks: the entry of the runtime function that takes them. */
 enum { TF_FIXED_OMP_CRITICAL = 0, TF_FIXED_OMP_ATOMIC = 1, TF_N_FIXED = 2 };
 
-typedef struct tf_fn_role {
+typedef struct tf_function_role {
     uint8_t role;      /* enum tf_role */
     uint8_t lock_kind; /* enum tf_lock_kind */
     uint8_t arg;       /* enum tf_arg */
     uint8_t check_ret; /* the lock is taken only if the function returns 0 */
     uint8_t fixed;     /* TF_ARG_FIXED: which address-less lock */
-} tf_fn_role;
+} tf_function_role;
 
 typedef struct tf_runtime_fn {
     const char *name;
-    tf_fn_role role;
+    tf_function_role role;
 } tf_runtime_fn;
 
 #define TF__ACQ(kind, arg, chk) {TF_ROLE_ACQUIRE, kind, arg, chk, 0}
@@ -252,10 +252,10 @@ static inline int tf_pattern_matches(const char *pattern, const char *name)
 
 /* The role of a function by its raw symbol: the user's patterns first
  * (exclude, then only), then the runtime table. */
-static inline tf_fn_role tf_fn_role_of(const char *name, const char *const *only, size_t n_only,
+static inline tf_function_role tf_fn_role_of(const char *name, const char *const *only, size_t n_only,
                                        const char *const *exclude, size_t n_exclude)
 {
-    tf_fn_role r = {TF_ROLE_NONE, 0, TF_ARG_NONE, 0, 0};
+    tf_function_role r = {TF_ROLE_NONE, 0, TF_ARG_NONE, 0, 0};
     const tf_runtime_fn *f;
     size_t i;
     for (i = 0; i < n_exclude; i++)
@@ -409,7 +409,7 @@ static inline void tf__skip_pop(tf_skipper *s, int have_rax, uint64_t rax)
 }
 
 /* A traced thread enters a runtime or excluded function. */
-static inline void tf__skip_enter_fn(tf_skipper *s, const tf_fn_role *r, uint64_t lock)
+static inline void tf__skip_enter_fn(tf_skipper *s, const tf_function_role *r, uint64_t lock)
 {
     tf_skip_frame *f;
     switch (r->role) {
@@ -444,7 +444,7 @@ static inline void tf__skip_enter_fn(tf_skipper *s, const tf_fn_role *r, uint64_
  * the block starts at (NULL or TF_ROLE_NONE otherwise); `lock`: the lock
  * address its role names (the argument register, or the fixed address).
  * Returns whether the execution is traced. */
-static inline int tf_skip_enter(tf_skipper *s, const tf_fn_role *role, uint64_t lock)
+static inline int tf_skip_enter(tf_skipper *s, const tf_function_role *role, uint64_t lock)
 {
     uint8_t r = role ? role->role : (uint8_t)TF_ROLE_NONE;
     tf_skip_frame *f = tf__skip_top(s);
