@@ -36,6 +36,10 @@ const SOURCES: &[(&str, &str)] = &[
         "tf_tracer.h",
         include_str!("../trace-format/include/tf_tracer.h"),
     ),
+    (
+        "tf_skip.h",
+        include_str!("../trace-format/include/tf_skip.h"),
+    ),
 ];
 const TOOL: &str = "obj-intel64/tf_pin.so";
 
