@@ -6,6 +6,7 @@
 #include "tf_pin.h"
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +112,11 @@ Thread *thread_new(THREADID tid, OS_THREAD_ID parent_os, ADDRINT sp)
     tf_skip_init(&t->skip, &t->enc, !opt_only.empty());
     t->rep_extra = TF_NO_BLOCK;
     stack_range(sp, &t->stack_lo, &t->stack_hi);
+    /* the main stack grows on demand: its range is what it may grow to */
+    struct rlimit rl;
+    if (t->tid == 1 && getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < t->stack_hi)
+        t->stack_lo = t->stack_hi - rl.rlim_cur;
     tf_enc_thread_start(&t->enc, t->parent, t->stack_lo, t->stack_hi, t->start_routine);
     return t;
 }
