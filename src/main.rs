@@ -9,9 +9,11 @@ mod forward;
 mod info;
 mod merge;
 mod outcome;
+mod pin;
 mod record;
 mod report;
 mod summary;
+mod tracer;
 mod valgrind;
 mod verdict;
 
@@ -19,6 +21,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tracer::Backend;
 
 #[derive(Parser)]
 #[command(
@@ -41,6 +44,9 @@ enum Command {
         /// Tracer backend.
         #[arg(long, value_enum, default_value_t = Backend::Valgrind)]
         backend: Backend,
+        /// The Pin kit for --backend pin [default: $PIN_ROOT].
+        #[arg(long, value_name = "DIR")]
+        pin_root: Option<PathBuf>,
         /// Trace directory [default: a new trace-<program>-<n> in the current directory].
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: Option<PathBuf>,
@@ -281,14 +287,6 @@ enum LockModel {
     Spin,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Backend {
-    /// The Valgrind tool embedded in tf (needs only `valgrind` installed).
-    Valgrind,
-    /// An Intel Pin tool (not available yet).
-    Pin,
-}
-
 fn main() -> ExitCode {
     // Like other command-line tools, end quietly when the reader of our
     // output goes away (`tf info TRACE | head`): Rust ignores SIGPIPE, which
@@ -302,21 +300,19 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Trace {
             backend,
+            pin_root,
             output,
             only,
             exclude,
             command,
-        } => match backend {
-            Backend::Pin => Err(anyhow::anyhow!(
-                "the Pin backend is not available yet: use --backend valgrind"
-            )),
-            Backend::Valgrind => record::run(&record::TraceRequest {
-                output,
-                only,
-                exclude,
-                command,
-            }),
-        },
+        } => record::run(&record::TraceRequest {
+            backend,
+            pin_root,
+            output,
+            only,
+            exclude,
+            command,
+        }),
         Command::Analyze {
             trace,
             options,

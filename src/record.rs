@@ -5,17 +5,20 @@
 //! stderr. Signals sent to `tf` go to the program ([`forward`]); a trace that
 //! ends incomplete makes `tf` exit with its own status ([`outcome`]).
 
-use crate::valgrind::Valgrind;
+use crate::tracer::{Backend, Tracer};
 use crate::{forward, outcome};
 use anyhow::{bail, Context, Result};
 use std::ffi::OsString;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// What `tf trace` was asked to do.
 pub struct TraceRequest {
+    /// Which tracer records the program.
+    pub backend: Backend,
+    /// `--pin-root DIR` (else `$PIN_ROOT`), for the Pin backend.
+    pub pin_root: Option<PathBuf>,
     /// `-o DIR`, if given.
     pub output: Option<PathBuf>,
     /// `--only FN`: record only while one of these is on the call stack.
@@ -31,7 +34,7 @@ pub struct TraceRequest {
 pub fn run(request: &TraceRequest) -> Result<i32> {
     let program = request.command.first().context("no program to trace")?;
     check_program(program)?;
-    let valgrind = Valgrind::prepare()?;
+    let tracer = Tracer::prepare(request.backend, request.pin_root.as_deref())?;
     let (dir, created) = match &request.output {
         Some(dir) => prepare_given(dir)?,
         None => (choose_new(program)?, true),
@@ -39,19 +42,7 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
     let dir =
         fs::canonicalize(&dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
 
-    let mut cmd = Command::new(&valgrind.launcher);
-    cmd.env("VALGRIND_LIB", &valgrind.lib_dir)
-        .arg("--tool=tf")
-        .arg("--vex-guest-chase=no")
-        .arg("--demangle=no")
-        .arg("-q")
-        .arg(format!("--tf-out={}", dir.display()));
-    for f in &request.only {
-        cmd.arg(format!("--tf-only={f}"));
-    }
-    for f in &request.exclude {
-        cmd.arg(format!("--tf-exclude={f}"));
-    }
+    let mut cmd = tracer.command(&dir, &request.only, &request.exclude);
     cmd.args(&request.command);
 
     let mut child = match forward::spawn(&mut cmd) {
@@ -60,7 +51,7 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
             if created {
                 let _ = fs::remove_dir(&dir);
             }
-            return Err(e).with_context(|| format!("cannot start {}", valgrind.launcher.display()));
+            return Err(e).with_context(|| format!("cannot start {}", tracer.launcher().display()));
         }
     };
     let status = child.wait().context("waiting for the traced program")?;

@@ -60,6 +60,24 @@ impl Valgrind {
         let lib_dir = install(&stock)?;
         Ok(Valgrind { launcher, lib_dir })
     }
+
+    /// `valgrind --tool=tf … --tf-out=DIR [--tf-only=FN]… [--tf-exclude=FN]…`
+    pub fn command(&self, dir: &Path, only: &[String], exclude: &[String]) -> Command {
+        let mut cmd = Command::new(&self.launcher);
+        cmd.env("VALGRIND_LIB", &self.lib_dir)
+            .arg("--tool=tf")
+            .arg("--vex-guest-chase=no")
+            .arg("--demangle=no")
+            .arg("-q")
+            .arg(format!("--tf-out={}", dir.display()));
+        for f in only {
+            cmd.arg(format!("--tf-only={f}"));
+        }
+        for f in exclude {
+            cmd.arg(format!("--tf-exclude={f}"));
+        }
+        cmd
+    }
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
@@ -94,7 +112,7 @@ fn stock_dir() -> Result<PathBuf> {
 }
 
 /// The per-user cache directory for installed tools.
-fn cache_root() -> PathBuf {
+pub fn cache_root() -> PathBuf {
     if let Some(dir) = std::env::var_os("TF_CACHE_DIR") {
         return PathBuf::from(dir);
     }

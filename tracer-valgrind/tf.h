@@ -8,8 +8,10 @@
  *                    the encoder thread that drains them
  *   tf_thread.c      per-thread encoding: skip/lock state machine, events
  *   tf_blocks.c      block table: ids, functions, modules, blocks.tfc
- *   tf_funcs.c       lock/runtime function table, --tf-only/--tf-exclude matching
- *   tf_output.c      files of the trace directory and the manifest
+ *   tf_funcs.c       roles of functions (the table and the matching rules are
+ *                    shared with every tracer: tf_tracer.h)
+ *   tf_output.c      files of the trace directory, error messages (a leaf)
+ *   tf_manifest.c    the manifest
  *
  * Two OS threads work on a trace. The Valgrind thread runs the client (one
  * client thread at a time) and the instrumented code appends raw records to
@@ -24,18 +26,13 @@
 #include "pub_tool_tooliface.h"
 #include "pub_tool_xarray.h"
 #include "tf_trace.h"
+#include "tf_tracer.h" /* roles, runtime table, skip state machine, file names */
 
 #define TF_TOOL_VERSION "0.1.0"
 
 /* Limits of one superblock (VEX translates at most 100 instructions). */
 #define TF_MAX_BLOCK_INSNS 255
 #define TF_MAX_BLOCK_OPS 2048
-
-/* Encoder parameters of every thread stream. */
-#define TF_SUCC_BITS 12
-#define TF_ADDR_BITS 14
-#define TF_RET_DEPTH 64
-#define TF_CHUNK_TARGET (1u << 20)
 
 #define TF_MAX_THREADS 65536
 
@@ -50,8 +47,6 @@ extern Bool tf_verbose;         /* --tf-verbose=yes: describe roles on stderr */
 extern Int tf_bench;            /* --tf-bench: skip work, to measure where time goes */
 extern Int tf_encoders;         /* --tf-encoders: encoder threads (0: one per spare core) */
 
-/* Prints "tf: <message>" on stderr (Valgrind thread only). */
-void tf_error(const HChar *fmt, ...) PRINTF_CHECK(1, 2);
 /* Like tf_error, then writes what was recorded and exits with status 1:
  * for what the trace format cannot hold (Valgrind thread only). */
 void tf_fatal(const HChar *fmt, ...) PRINTF_CHECK(1, 2) __attribute__((noreturn));
@@ -59,36 +54,31 @@ void tf_fatal(const HChar *fmt, ...) PRINTF_CHECK(1, 2) __attribute__((noreturn)
 /* ------------------------------------------------------------------ */
 /* tf_funcs.c: what a function's entry means                            */
 
-typedef enum {
-   ROLE_NONE = 0,
-   ROLE_ACQUIRE,   /* lock runtime: skip (reason 0), acquire at its return */
-   ROLE_RELEASE,   /* lock runtime: release at entry, then skip (reason 0) */
-   ROLE_COND_WAIT, /* release the mutex (RSI), skip (reason 1), re-acquire */
-   ROLE_WAIT,      /* barrier or join: skip (reason 1) */
-   ROLE_EXCLUDE,   /* --tf-exclude: skip (reason 2) */
-   ROLE_ONLY,      /* --tf-only: trace while it is on the call stack */
-   ROLE_CREATE     /* pthread_create: RDX is the new thread's start routine,
-                      noted by a helper call (thread creation is rare) */
-} Role;
-
-/* Where the lock address (or start routine) comes from. */
-typedef enum { ARG_NONE = 0, ARG_RDI, ARG_RSI, ARG_RDX, ARG_FIXED } ArgSource;
-
-typedef struct {
-   UChar role;       /* Role */
-   UChar lock_kind;  /* enum tf_lock_kind */
-   UChar arg;        /* ArgSource */
-   UChar check_ret;  /* the lock is taken only if the function returns 0 */
-   UChar fixed;      /* ARG_FIXED: which address-less lock (tf_fixed_lock) */
-} FnRole;
+/* Roles and argument sources are shared with every tracer (tf_tracer.h). */
+enum {
+   ROLE_NONE = TF_ROLE_NONE,
+   ROLE_ACQUIRE = TF_ROLE_ACQUIRE,
+   ROLE_RELEASE = TF_ROLE_RELEASE,
+   ROLE_COND_WAIT = TF_ROLE_COND_WAIT,
+   ROLE_WAIT = TF_ROLE_WAIT,
+   ROLE_EXCLUDE = TF_ROLE_EXCLUDE,
+   ROLE_ONLY = TF_ROLE_ONLY,
+   ROLE_CREATE = TF_ROLE_CREATE /* noted by a helper call (thread creation is rare) */
+};
+enum {
+   ARG_NONE = TF_ARG_NONE,
+   ARG_RDI = TF_ARG_RDI,
+   ARG_RSI = TF_ARG_RSI,
+   ARG_RDX = TF_ARG_RDX,
+   ARG_FIXED = TF_ARG_FIXED
+};
+typedef tf_function_role FnRole;
 
 /* The role of a function entered at its entry `entry`, by its raw name. */
 FnRole tf_fn_role(const HChar *name, Addr entry);
 /* The address standing for an address-less lock: the entry of the runtime
  * function that takes it (FORMAT.md 6.4). */
 Addr tf_fixed_lock(UInt fixed);
-/* Whether a --tf-only/--tf-exclude pattern names this raw symbol. */
-Bool tf_pattern_matches(const HChar *pattern, const HChar *name);
 
 /* ------------------------------------------------------------------ */
 /* tf_blocks.c: the block table                                         */
@@ -173,20 +163,6 @@ static inline ULong tf_raw_marker(UInt kind, ULong payload)
    return TF_RAW_MARKER | ((ULong)kind << 56) | (payload & ((1ull << 56) - 1));
 }
 
-#define MAX_FRAMES 16
-#define MAX_RWLOCKS 16
-
-/* One frame of the skip state machine (tf_thread.c). */
-typedef struct {
-   UChar mode;      /* TF_MODE_TRACE or a skip reason */
-   UChar pop;       /* PopRule */
-   UChar acquire;   /* lock kind taken when the frame pops, or TF_NO_LOCK */
-   UChar check_ret; /* ... only if the function returned 0 */
-   Int depth;       /* calls made inside the frame's function */
-   ULong count;     /* instructions skipped in this frame, not yet emitted */
-   Addr lock;
-} Frame;
-
 typedef struct Thread {
    /* set by the Valgrind thread before the encoder thread sees the thread */
    UInt tid, parent;
@@ -207,16 +183,9 @@ typedef struct Thread {
    ULong syscall_start;
    /* encoder thread only (the Valgrind thread reads them after tf_raw_drain) */
    Addr stack_lo, stack_hi, start_routine;
-   ULong traced, skipped;
    Bool file_created;
    volatile Bool ended;     /* the stream is complete: mem may be freed */
-   Frame frames[MAX_FRAMES];
-   UInt n_frames;
-   struct {
-      Addr lock;
-      UChar kind;
-   } rw[MAX_RWLOCKS]; /* rwlocks held: what their unlock releases */
-   UInt n_rw;
+   tf_skipper skip;         /* traced/skipped counts, frames, rwlocks held */
    tf_encoder enc;
    void *mem;
 } Thread;
@@ -268,17 +237,25 @@ UInt tf_raw_workers(void);
 void tf_note_create(ULong start_routine);
 
 /* ------------------------------------------------------------------ */
-/* tf_output.c: files                                                    */
+/* tf_output.c: files and messages                                      */
 
-/* Writes the first manifest; False on error. */
-Bool tf_output_init(void);
+/* Prints "tf: <message>" on stderr (Valgrind thread only). */
+void tf_error(const HChar *fmt, ...) PRINTF_CHECK(1, 2);
 /* Appends `len` bytes to file `name` of the trace directory; `header`
  * (32 bytes) is written first when the file is created. Safe in both
  * threads: it only makes system calls. */
 Bool tf_output_append(const HChar *name, Bool *created, const UChar *header,
                       const UChar *data, SizeT len);
+/* Replaces file `name` atomically (through a temporary file and a rename). */
+Bool tf_output_replace(const HChar *name, const UChar *data, SizeT len);
 /* The first write error (a path), or NULL; reported by the Valgrind thread. */
 const HChar *tf_output_error(void);
+
+/* ------------------------------------------------------------------ */
+/* tf_manifest.c: the manifest                                          */
+
+/* Writes the first manifest; False on error. */
+Bool tf_manifest_init(void);
 typedef struct {
    Bool complete;
    Bool have_exit_code;

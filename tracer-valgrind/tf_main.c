@@ -37,16 +37,6 @@ static Int self_signal;     /* last signal the process sent itself, not yet hand
 static ThreadId running;    /* the thread running client code */
 static Thread **by_vgtid;   /* live threads by Valgrind thread id */
 
-void tf_error(const HChar *fmt, ...)
-{
-   va_list vargs;
-   VG_(printf)("tf: ");
-   va_start(vargs, fmt);
-   VG_(vprintf)(fmt, vargs);
-   va_end(vargs);
-   VG_(printf)("\n");
-}
-
 /* ---- options ---- */
 
 static Bool process_option(const HChar *arg)
@@ -118,7 +108,7 @@ static void post_clo_init(void)
 
    by_vgtid = VG_(calloc)("tf.threads", VG_N_THREADS + 1, sizeof(Thread *));
    tf_blocks_init();
-   if (!tf_output_init())
+   if (!tf_manifest_init())
       fatal("cannot write the manifest in %s", tf_out_dir);
 }
 

@@ -1,0 +1,278 @@
+/* tf_skip.h: the skip state machine every tf tracer runs per thread
+ * (included by tf_tracer.h, which defines the roles it reads). Freestanding
+ * C99 that also compiles as C++. */
+#ifndef TF_SKIP_H
+#define TF_SKIP_H
+
+#ifndef TF_TRACER_H
+#error "include tf_tracer.h, not tf_skip.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A thread has a small stack of frames. The top frame says whether blocks
+ * are traced (TF_MODE_TRACE) or skipped with a reason (0..3). Entering a
+ * runtime, excluded or --only function at its entry pushes a frame, which
+ * counts calls and returns and pops at the function's own return (depth 0);
+ * a tail call is followed naturally, since the callee's return pops it. A
+ * signal handler gets a frame of the interrupted mode that pops at the
+ * signal's return. Lock events go where FORMAT.md 6.4 puts them: a release
+ * before the skip of its function, an acquire after it.
+ *
+ * Per block execution, a tracer calls tf_skip_enter (before: whether the
+ * execution is traced), encodes it if so, then tf_skip_ran (its instruction
+ * count and, for a complete execution, how it ended). */
+
+#define TF_MODE_TRACE 0xFF
+#define TF_NO_LOCK 0xFF
+#define TF_SKIP_MAX_FRAMES 16
+#define TF_SKIP_MAX_RWLOCKS 16
+
+enum tf_pop { TF_POP_NEVER = 0, TF_POP_ON_RETURN, TF_POP_ON_SIGRETURN };
+
+typedef struct tf_skip_frame {
+    uint8_t mode;      /* TF_MODE_TRACE or a skip reason */
+    uint8_t pop;       /* enum tf_pop */
+    uint8_t acquire;   /* lock kind taken when the frame pops, or TF_NO_LOCK */
+    uint8_t check_ret; /* ... only if the function returned 0 */
+    int32_t depth;     /* calls made inside the frame's function */
+    uint64_t count;    /* instructions skipped in this frame, not yet emitted */
+    uint64_t lock;
+} tf_skip_frame;
+
+typedef struct tf_skipper {
+    tf_encoder *enc;
+    tf_skip_frame frames[TF_SKIP_MAX_FRAMES];
+    unsigned n_frames;
+    struct {
+        uint64_t lock;
+        uint8_t kind;
+    } rw[TF_SKIP_MAX_RWLOCKS]; /* rwlocks held: what their unlock releases */
+    unsigned n_rw;
+    uint64_t traced, skipped;
+} tf_skipper;
+
+static inline tf_skip_frame *tf__skip_top(tf_skipper *s)
+{
+    return &s->frames[s->n_frames - 1];
+}
+
+/* Pushes a frame; past TF_SKIP_MAX_FRAMES (signal handlers interrupted by
+ * signal handlers ...) the current frame goes on, a loss of detail only. */
+static inline void tf__skip_push(tf_skipper *s, uint8_t mode, uint8_t pop)
+{
+    tf_skip_frame *f;
+    if (s->n_frames == TF_SKIP_MAX_FRAMES)
+        return;
+    f = &s->frames[s->n_frames++];
+    f->mode = mode;
+    f->pop = pop;
+    f->acquire = TF_NO_LOCK;
+    f->check_ret = 0;
+    f->depth = 0;
+    f->count = 0;
+    f->lock = 0;
+}
+
+/* A new thread's state; `only`: outside the traced region until an --only
+ * function is entered. */
+static inline void tf_skip_init(tf_skipper *s, tf_encoder *enc, int only)
+{
+    s->enc = enc;
+    s->n_frames = 0;
+    s->n_rw = 0;
+    s->traced = s->skipped = 0;
+    tf__skip_push(s, only ? TF_SKIP_OUTSIDE : TF_MODE_TRACE, TF_POP_NEVER);
+}
+
+/* Whether the thread records blocks now. */
+static inline int tf_skip_tracing(tf_skipper *s)
+{
+    return tf__skip_top(s)->mode == TF_MODE_TRACE;
+}
+
+static inline void tf__skip_emit(tf_skipper *s, tf_skip_frame *f)
+{
+    if (f->mode != TF_MODE_TRACE && f->count > 0)
+        tf_enc_skip(s->enc, f->mode, f->count);
+    f->count = 0;
+}
+
+static inline void tf__skip_note_rwlock(tf_skipper *s, uint64_t lock, uint8_t kind)
+{
+    unsigned i;
+    if (s->n_rw == TF_SKIP_MAX_RWLOCKS) { /* forget the oldest */
+        for (i = 1; i < s->n_rw; i++)
+            s->rw[i - 1] = s->rw[i];
+        s->n_rw--;
+    }
+    s->rw[s->n_rw].lock = lock;
+    s->rw[s->n_rw].kind = kind;
+    s->n_rw++;
+}
+
+/* The kind of the rwlock this thread holds at `lock` (write if unknown). */
+static inline uint8_t tf__skip_take_rwlock(tf_skipper *s, uint64_t lock)
+{
+    int i;
+    unsigned j;
+    for (i = (int)s->n_rw - 1; i >= 0; i--) {
+        if (s->rw[i].lock == lock) {
+            uint8_t kind = s->rw[i].kind;
+            for (j = (unsigned)i + 1; j < s->n_rw; j++)
+                s->rw[j - 1] = s->rw[j];
+            s->n_rw--;
+            return kind;
+        }
+    }
+    return TF_LOCK_RWLOCK_WRITE;
+}
+
+/* The top frame pops: its skip, then the lock it acquired, if any (`rax`:
+ * the function's return value, `have_rax`: whether it is known). */
+static inline void tf__skip_pop(tf_skipper *s, int have_rax, uint64_t rax)
+{
+    tf_skip_frame *f = tf__skip_top(s);
+    tf__skip_emit(s, f);
+    if (f->acquire != TF_NO_LOCK && (!f->check_ret || (have_rax && (uint32_t)rax == 0))) {
+        tf_enc_lock_acquire(s->enc, f->acquire, f->lock);
+        if (f->acquire == TF_LOCK_RWLOCK_READ || f->acquire == TF_LOCK_RWLOCK_WRITE)
+            tf__skip_note_rwlock(s, f->lock, f->acquire);
+    }
+    if (s->n_frames > 1)
+        s->n_frames--;
+}
+
+/* A traced thread enters a runtime or excluded function. */
+static inline void tf__skip_enter_fn(tf_skipper *s, const tf_function_role *r, uint64_t lock)
+{
+    tf_skip_frame *f;
+    switch (r->role) {
+    case TF_ROLE_ACQUIRE:
+        tf__skip_push(s, TF_SKIP_LOCK_RUNTIME, TF_POP_ON_RETURN);
+        break;
+    case TF_ROLE_RELEASE: {
+        uint8_t kind =
+            r->lock_kind == TF_LOCK_RWLOCK_WRITE ? tf__skip_take_rwlock(s, lock) : r->lock_kind;
+        tf_enc_lock_release(s->enc, kind, lock);
+        tf__skip_push(s, TF_SKIP_LOCK_RUNTIME, TF_POP_ON_RETURN);
+        return;
+    }
+    case TF_ROLE_COND_WAIT:
+        tf_enc_lock_release(s->enc, r->lock_kind, lock);
+        tf__skip_push(s, TF_SKIP_SYNC_WAIT, TF_POP_ON_RETURN);
+        break;
+    case TF_ROLE_WAIT:
+        tf__skip_push(s, TF_SKIP_SYNC_WAIT, TF_POP_ON_RETURN);
+        return;
+    default: /* TF_ROLE_EXCLUDE */
+        tf__skip_push(s, TF_SKIP_EXCLUDED, TF_POP_ON_RETURN);
+        return;
+    }
+    f = tf__skip_top(s);
+    f->acquire = r->lock_kind;
+    f->check_ret = r->check_ret;
+    f->lock = lock;
+}
+
+/* Before a block execution. `role`: the role of the function whose entry
+ * the block starts at (NULL or TF_ROLE_NONE otherwise); `lock`: the lock
+ * address its role names (the argument register, or the fixed address).
+ * Returns whether the execution is traced. */
+static inline int tf_skip_enter(tf_skipper *s, const tf_function_role *role, uint64_t lock)
+{
+    uint8_t r = role ? role->role : (uint8_t)TF_ROLE_NONE;
+    tf_skip_frame *f = tf__skip_top(s);
+    if (f->mode == TF_MODE_TRACE && r != TF_ROLE_NONE && r != TF_ROLE_CREATE &&
+        r != TF_ROLE_ONLY) {
+        tf__skip_enter_fn(s, role, lock);
+    } else if (f->mode == TF_SKIP_OUTSIDE && r == TF_ROLE_ONLY) {
+        tf__skip_emit(s, f);
+        tf__skip_push(s, TF_MODE_TRACE, TF_POP_ON_RETURN);
+    }
+    return tf_skip_tracing(s);
+}
+
+/* After the block execution tf_skip_enter was asked about: `n_insns` ran;
+ * for a complete execution, `end` is how the block ends and `rax` the
+ * return value when it is a return (have_rax). A return first ends the
+ * frames of functions that have no call in flight (a function entered by a
+ * tail jump returns with the one it jumped to), then goes back into the
+ * function that made the call. */
+static inline void tf_skip_ran(tf_skipper *s, uint32_t n_insns, int complete, unsigned end,
+                               int have_rax, uint64_t rax)
+{
+    tf_skip_frame *f = tf__skip_top(s);
+    if (f->mode == TF_MODE_TRACE) {
+        s->traced += n_insns;
+    } else {
+        f->count += n_insns;
+        s->skipped += n_insns;
+    }
+    if (!complete || f->pop != TF_POP_ON_RETURN)
+        return;
+    if (end == TF_END_CALL || end == TF_END_INDIRECT_CALL) {
+        f->depth++;
+    } else if (end == TF_END_RETURN) {
+        while (f->pop == TF_POP_ON_RETURN && f->depth == 0) {
+            tf__skip_pop(s, have_rax, rax);
+            f = tf__skip_top(s);
+        }
+        if (f->pop == TF_POP_ON_RETURN)
+            f->depth--;
+    }
+}
+
+/* A signal handler starts. */
+static inline void tf_skip_signal(tf_skipper *s, uint64_t signo)
+{
+    uint8_t mode = tf__skip_top(s)->mode;
+    if (mode == TF_MODE_TRACE)
+        tf_enc_signal(s->enc, signo);
+    tf__skip_push(s, mode, TF_POP_ON_SIGRETURN);
+}
+
+/* A signal handler returned; frames opened in it and not closed (it
+ * longjmp'ed) end too. */
+static inline void tf_skip_signal_return(tf_skipper *s, uint64_t signo)
+{
+    unsigned i;
+    for (i = s->n_frames; i > 1; i--) {
+        if (s->frames[i - 1].pop == TF_POP_ON_SIGRETURN) {
+            uint8_t mode = s->frames[i - 1].mode;
+            while (s->n_frames >= i) {
+                tf__skip_emit(s, tf__skip_top(s));
+                s->n_frames--;
+            }
+            if (mode == TF_MODE_TRACE)
+                tf_enc_signal_return(s->enc, signo);
+            return;
+        }
+    }
+}
+
+/* A system call completed (recorded only while tracing). */
+static inline void tf_skip_syscall(tf_skipper *s, uint64_t number, uint64_t nanos)
+{
+    if (tf_skip_tracing(s))
+        tf_enc_syscall(s->enc, number, nanos);
+}
+
+/* The thread's stream ends: pending skips, thread_exit, flush. */
+static inline int tf_skip_end(tf_skipper *s, unsigned how)
+{
+    int i;
+    for (i = (int)s->n_frames - 1; i >= 0; i--)
+        tf__skip_emit(s, &s->frames[i]);
+    tf_enc_thread_exit(s->enc, how);
+    return tf_enc_flush(s->enc);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

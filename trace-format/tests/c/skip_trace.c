@@ -1,0 +1,139 @@
+/* The shared tracer header (include/tf_tracer.h) on a scripted thread: main
+ * calls pthread_mutex_lock (which calls an inner function), a critical
+ * section, pthread_mutex_unlock, a pthread_mutex_trylock that fails (returns
+ * 16), and returns. Roles come from the runtime table by the names a symbol
+ * table would give; the skip state machine decides what is traced and emits
+ * the lock and skip events; tests/tracer_header.rs reads the trace back.
+ * Also checks the name matching rules. Usage: skip_trace DIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tf_tracer.h"
+
+static int sink(void *ctx, const uint8_t *chunk, size_t len)
+{
+    return fwrite(chunk, 1, len, (FILE *)ctx) == len ? 0 : -1;
+}
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "skip_trace: %s\n", what);
+        exit(1);
+    }
+}
+
+/* address, instruction count, end */
+static const struct {
+    uint64_t addr;
+    uint32_t n;
+    unsigned end;
+} shapes[] = {
+    {0x1000, 2, TF_END_CALL},   /* 0 main: call pthread_mutex_lock */
+    {0x2000, 3, TF_END_CALL},   /* 1 pthread_mutex_lock: call inner */
+    {0x2100, 2, TF_END_RETURN}, /* 2 inner */
+    {0x2003, 1, TF_END_RETURN}, /* 3 pthread_mutex_lock returns 0 */
+    {0x1002, 2, TF_END_CALL},   /* 4 critical section: call unlock */
+    {0x3000, 4, TF_END_RETURN}, /* 5 pthread_mutex_unlock */
+    {0x1004, 1, TF_END_CALL},   /* 6 call pthread_mutex_trylock */
+    {0x2200, 2, TF_END_RETURN}, /* 7 pthread_mutex_trylock returns 16 */
+    {0x1005, 1, TF_END_RETURN}, /* 8 main returns */
+};
+#define N (sizeof shapes / sizeof shapes[0])
+static tf_block_info infos[N];
+
+static const tf_block_info *info_fn(void *ctx, uint32_t id)
+{
+    (void)ctx;
+    return &infos[id];
+}
+
+static uint32_t at_fn(void *ctx, uint64_t a)
+{
+    uint32_t i;
+    (void)ctx;
+    for (i = 0; i < N; i++)
+        if (shapes[i].addr == a)
+            return i;
+    return TF_NO_BLOCK;
+}
+
+int main(int argc, char **argv)
+{
+    static uint8_t tbuf[1 << 16], code[16], lens[16];
+    static uint64_t mem[1 << 18];
+    char path[4096], name[32];
+    uint8_t hdr[TF_FILE_HEADER_SIZE];
+    tf_stream table;
+    tf_encoder e;
+    tf_skipper s;
+    tf_enc_params p = {TF_SUCC_BITS, TF_ADDR_BITS, TF_RET_DEPTH, 4096, 4};
+    const tf_function_role *lock, *unlock, *trylock;
+    uint64_t none[1] = {0};
+    FILE *bf, *tf;
+    uint32_t i;
+
+    check(argc == 2, "usage: skip_trace DIR");
+    check(tf_pattern_matches("ns::Class::method", "_ZN2ns5Class6methodEi"), "C++ name");
+    check(tf_pattern_matches("foo", "foo@@GLIBC_2.2.5"), "versioned name");
+    check(!tf_pattern_matches("fo", "foo"), "prefix is not a match");
+    check(tf_runtime_lookup("__pthread_mutex_unlock@GLIBC_2.2.5") != 0, "runtime alias");
+    check(tf_runtime_lookup("pthread_mutex_lockx") == 0, "longer name");
+    tf_thread_file_name(name, 12);
+    check(strcmp(name, "thread-12.tfc") == 0, "thread file name");
+    lock = &tf_runtime_lookup("pthread_mutex_lock")->role;
+    unlock = &tf_runtime_lookup("__pthread_mutex_unlock")->role;
+    trylock = &tf_runtime_lookup("pthread_mutex_trylock")->role;
+
+    snprintf(path, sizeof path, "%s/" TF_FILE_BLOCKS, argv[1]);
+    bf = fopen(path, "wb");
+    check(bf != 0, "cannot create blocks.tfc");
+    tf_file_header(hdr, TF_KIND_BLOCKS, 0, 0, 0, 0);
+    fwrite(hdr, 1, sizeof hdr, bf);
+    tf_stream_init(&table, tbuf, sizeof tbuf, 4096, sink, bf);
+    memset(code, 0x90, sizeof code);
+    memset(lens, 1, sizeof lens);
+    for (i = 0; i < N; i++) {
+        tf_block_rec r = {i, shapes[i].addr, 0, shapes[i].end, code, shapes[i].n,
+                          shapes[i].n, lens, 0, 0};
+        infos[i].address = shapes[i].addr;
+        infos[i].code_len = infos[i].n_insns = shapes[i].n;
+        infos[i].end = shapes[i].end;
+        check(tf_table_block(&table, &r) == 0, "block record");
+    }
+    check(tf_stream_close(&table) == 0, "block table");
+    fclose(bf);
+
+    snprintf(path, sizeof path, "%s/%s", argv[1], "thread-1.tfc");
+    tf = fopen(path, "wb");
+    check(tf != 0 && tf_enc_mem_size(&p) <= sizeof mem, "thread file");
+    check(tf_enc_init(&e, &p, mem, info_fn, at_fn, sink, tf) == 0, "encoder");
+    tf_enc_file_header(&e, 1, hdr);
+    fwrite(hdr, 1, sizeof hdr, tf);
+    tf_skip_init(&s, &e, 0);
+    tf_enc_thread_start(&e, 0, 0x7000, 0x8000, 0);
+
+    /* block id, role, lock argument, RAX at a return */
+    {
+        const struct {
+            uint32_t id;
+            const tf_function_role *role;
+            uint64_t lock, rax;
+        } script[] = {{0, 0, 0, 0},         {1, lock, 0x5000, 0}, {2, 0, 0, 0},
+                      {3, 0, 0, 0},         {4, 0, 0, 0},         {5, unlock, 0x5000, 0},
+                      {6, 0, 0, 0},         {7, trylock, 0x5000, 16}, {8, 0, 0, 0}};
+        for (i = 0; i < sizeof script / sizeof script[0]; i++) {
+            uint32_t id = script[i].id;
+            if (tf_skip_enter(&s, script[i].role, script[i].lock))
+                check(tf_enc_exec(&e, id, none) == 0, "exec");
+            tf_skip_ran(&s, shapes[id].n, 1, shapes[id].end, shapes[id].end == TF_END_RETURN,
+                        script[i].rax);
+        }
+    }
+    check(tf_skip_end(&s, TF_EXIT_ENDED) == 0, "end");
+    fclose(tf);
+    printf("traced %llu skipped %llu\n", (unsigned long long)s.traced,
+           (unsigned long long)s.skipped);
+    return 0;
+}
