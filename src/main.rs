@@ -71,15 +71,8 @@ enum Command {
         trace: PathBuf,
         #[command(flatten)]
         options: AnalyzeArgs,
-        /// Also write the results as JSON.
-        #[arg(long, value_name = "FILE")]
-        json: Option<PathBuf>,
-        /// Also write the results as CSV (one row per warp width and function).
-        #[arg(long, value_name = "FILE")]
-        csv: Option<PathBuf>,
-        /// How many functions to list per warp width.
-        #[arg(long, default_value_t = 25)]
-        top: usize,
+        #[command(flatten)]
+        results: ResultArgs,
         /// Print the wall time of each stage of the analysis on stderr.
         #[arg(long)]
         timings: bool,
@@ -124,15 +117,8 @@ enum Command {
         /// The shards' JSON reports.
         #[arg(required = true, value_name = "PART")]
         parts: Vec<PathBuf>,
-        /// Write the combined results as JSON.
-        #[arg(long, value_name = "FILE")]
-        json: Option<PathBuf>,
-        /// Write the combined results as CSV.
-        #[arg(long, value_name = "FILE")]
-        csv: Option<PathBuf>,
-        /// How many functions to list per warp width.
-        #[arg(long, default_value_t = 25)]
-        top: usize,
+        #[command(flatten)]
+        results: ResultArgs,
     },
     /// Write the replay as Accel-Sim warp traces (--accelsim), or check a trace directory (--check).
     Export {
@@ -171,6 +157,20 @@ enum Command {
         #[arg(long)]
         allow_damaged: bool,
     },
+}
+
+/// Where the results go besides the terminal (shared by `analyze` and `merge`).
+#[derive(clap::Args)]
+struct ResultArgs {
+    /// Also write the results as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Also write the results as CSV (one row per warp width and function).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// How many functions to list per warp width.
+    #[arg(long, default_value_t = 25)]
+    top: usize,
 }
 
 /// The options of the analysis (shared by `analyze` and `report`).
@@ -316,9 +316,7 @@ fn main() -> ExitCode {
         Command::Analyze {
             trace,
             options,
-            json,
-            csv,
-            top,
+            results,
             timings,
             html,
             allow_damaged,
@@ -326,26 +324,21 @@ fn main() -> ExitCode {
             &trace,
             &options.options(),
             &analyze::Outputs {
-                json,
-                csv,
-                top,
+                json: results.json,
+                csv: results.csv,
+                top: results.top,
                 stack_model: options.stack_model,
                 timings,
                 html,
                 allow_damaged,
             },
         ),
-        Command::Merge {
-            parts,
-            json,
-            csv,
-            top,
-        } => merge::run(
+        Command::Merge { parts, results } => merge::run(
             &parts,
             &analyze::Outputs {
-                json,
-                csv,
-                top,
+                json: results.json,
+                csv: results.csv,
+                top: results.top,
                 stack_model: StackModel::Cpu,
                 timings: false,
                 html: None,

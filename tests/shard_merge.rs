@@ -7,6 +7,16 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
+/// Runs `cmd` and checks that it succeeded.
+fn succeed(cmd: &mut std::process::Command) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `tf analyze TRACE ARGS --shard i/N --json` for every i, then `tf merge`.
 fn merged(trace: &Path, args: &[&str], n: usize) -> Value {
     let dir = trace.parent().unwrap();
@@ -14,34 +24,17 @@ fn merged(trace: &Path, args: &[&str], n: usize) -> Value {
     for i in 0..n {
         let part = dir.join(format!("part-{i}-of-{n}.json"));
         let shard = format!("{i}/{n}");
-        let out = tf()
-            .arg("analyze")
-            .arg(trace)
-            .args(args)
-            .args(["--shard", &shard, "--json"])
-            .arg(&part)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            tf().arg("analyze")
+                .arg(trace)
+                .args(args)
+                .args(["--shard", &shard, "--json"])
+                .arg(&part),
         );
         parts.push(part);
     }
     let all = dir.join(format!("merged-{n}.json"));
-    let out = tf()
-        .arg("merge")
-        .args(&parts)
-        .arg("--json")
-        .arg(&all)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeed(tf().arg("merge").args(&parts).arg("--json").arg(&all));
     serde_json::from_slice(&std::fs::read(&all).unwrap()).unwrap()
 }
 
@@ -77,22 +70,16 @@ fn merge_refuses_a_missing_or_doubled_shard() {
     let t = dir.path().join("trace");
     trace_ok(&t, &workload("deep_unlock"), &["4", "2"]);
     let part = dir.path().join("p0.json");
-    let out = tf()
-        .arg("analyze")
-        .arg(&t)
-        .args([
-            "--unit",
-            "call:worker",
-            "--warp",
-            "1",
-            "--shard",
-            "0/2",
-            "--json",
-        ])
-        .arg(&part)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let shard = [
+        "--unit",
+        "call:worker",
+        "--warp",
+        "1",
+        "--shard",
+        "0/2",
+        "--json",
+    ];
+    succeed(tf().arg("analyze").arg(&t).args(shard).arg(&part));
     let out = tf().arg("merge").arg(&part).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

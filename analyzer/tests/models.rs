@@ -44,15 +44,7 @@ fn paper_figure_2_under_each_model() {
     // none: BBL4 once per lane: warp 13.
     // min-pc: BBL2 (lower address) runs, then BBL3, and the lanes meet at
     // BBL4: warp 11, as ipdom.
-    let mut p = Prog::new();
-    let f = p.func(0x100, "kernel");
-    let b1 = p.block(0x100, 3, EndKind::Branch, f);
-    let b2 = p.block(0x103, 2, EndKind::Jump, f);
-    let b3 = p.block(0x105, 4, EndKind::Fallthrough, f);
-    let b4 = p.block(0x109, 2, EndKind::Return, f);
-    p.thread(1, &[b1, b2, b4]);
-    p.thread(2, &[b1, b3, b4]);
-    let (t, _c) = p.finish();
+    let (t, _c) = common::paper_figure_2();
     assert_eq!(counts(&run(&t, 2, model(Reconvergence::Ipdom))), (11, 16));
     assert_eq!(counts(&run(&t, 2, model(Reconvergence::None))), (13, 16));
     assert_eq!(counts(&run(&t, 2, model(Reconvergence::MinPc))), (11, 16));

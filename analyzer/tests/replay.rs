@@ -59,15 +59,7 @@ fn paper_figure_2_two_threads_diverge_and_reconverge() {
     // ThreadFuser Fig. 2: thread 0 runs BBL1 BBL2 BBL4, thread 1 BBL1 BBL3
     // BBL4; lengths 3, 2, 4, 2. W = 2: BBL1 and BBL4 with both lanes, BBL2
     // and BBL3 with one each: warp = 3 + 2 + 4 + 2 = 11, thread = 6 + 2 + 4 + 4 = 16.
-    let mut p = Prog::new();
-    let f = p.func(0x100, "kernel");
-    let b1 = p.block(0x100, 3, EndKind::Branch, f);
-    let b2 = p.block(0x103, 2, EndKind::Jump, f);
-    let b3 = p.block(0x105, 4, EndKind::Fallthrough, f);
-    let b4 = p.block(0x109, 2, EndKind::Return, f);
-    p.thread(1, &[b1, b2, b4]);
-    p.thread(2, &[b1, b3, b4]);
-    let (t, _c) = p.finish();
+    let (t, _c) = common::paper_figure_2();
     assert_eq!(counts(&t, 2), (11, 16));
     let (_, _, eff) = function(&t, 2, "kernel");
     assert!((eff - 16.0 / 22.0).abs() < 1e-12);

@@ -56,3 +56,17 @@ impl Drop for Cleanup {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// ThreadFuser's Fig. 2 in function `kernel`: thread 1 runs BBL1 (3
+/// instructions), BBL2 (2), BBL4 (2); thread 2 runs BBL1, BBL3 (4), BBL4.
+pub fn paper_figure_2() -> (Trace, Cleanup) {
+    let mut p = Prog::new();
+    let f = p.func(0x100, "kernel");
+    let b1 = p.block(0x100, 3, EndKind::Branch, f);
+    let b2 = p.block(0x103, 2, EndKind::Jump, f);
+    let b3 = p.block(0x105, 4, EndKind::Fallthrough, f);
+    let b4 = p.block(0x109, 2, EndKind::Return, f);
+    p.thread(1, &[b1, b2, b4]);
+    p.thread(2, &[b1, b3, b4]);
+    p.finish()
+}
