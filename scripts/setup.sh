@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what tf and its tests need on Debian/Ubuntu, when it is missing:
-# Valgrind (the tracer runs inside it), a C compiler and make (the tracer and
-# the workloads are C), pigz (a real multi-threaded program the tests trace) and
+# Valgrind (the tracer runs inside it), C and C++ compilers and make (the tracer,
+# the workloads and the conformance programs), pigz (a real multi-threaded program the tests trace) and
 # Chromium (the report tests open the HTML pages in it, headless).
 set -euo pipefail
 
@@ -9,6 +9,7 @@ need=()
 command -v valgrind >/dev/null || need+=(valgrind)
 [ -f /usr/include/valgrind/pub_tool_basics.h ] || need+=(valgrind)
 command -v gcc >/dev/null || need+=(gcc)
+command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 command -v pigz >/dev/null || need+=(pigz)
 command -v chromium >/dev/null || need+=(chromium)
