@@ -52,28 +52,28 @@ impl Warp<'_, '_, '_> {
             .chain(self.callees.iter().map(|c| ipdom(c.0)))
             .chain((left != 0).then_some(VEXIT));
         // Walk the post-dominator tree up from the first position; every
-        // other position climbs until it meets that chain.
+        // other position climbs until it meets that chain (indexed, so that
+        // each climb costs its own length only).
         let limit = self.cfg.canon.len() + 2;
         let mut chain: Vec<CBlockId> = Vec::new();
+        let mut index: rustc_hash::FxHashMap<CBlockId, usize> = Default::default();
         let mut best = 0;
         for p in positions {
             if chain.is_empty() {
                 let mut b = p;
                 while b != VEXIT && chain.len() < limit {
+                    index.insert(b, chain.len());
                     chain.push(b);
                     b = ipdom(b);
                 }
+                index.insert(VEXIT, chain.len());
                 chain.push(VEXIT);
                 continue;
             }
             let mut b = p;
             for _ in 0..limit {
-                if let Some(k) = chain.iter().position(|&c| c == b) {
+                if let Some(&k) = index.get(&b) {
                     best = best.max(k);
-                    break;
-                }
-                if b == VEXIT {
-                    best = chain.len() - 1;
                     break;
                 }
                 b = ipdom(b);
