@@ -3,7 +3,7 @@
 //! of its hottest divergent blocks.
 
 use crate::function_detail::{mean, place, Observed, Row};
-use crate::html::{count, eff_cell, escape, header_row, num_cell, spr, text_cell};
+use crate::html::{count, count_cell, eff_cell, escape, header_row, num_cell, spr, text_cell};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tf_analyzer::stats::{Insns, Requests};
@@ -102,19 +102,11 @@ pub fn lines(rows: &[Row], o: &Observed, w: usize) -> String {
             escape(&name),
             text_cell("line", &name),
             escape(text.trim()),
-            num_cell(
-                "thread",
-                s.insns.thread_instructions,
-                &count(s.insns.thread_instructions)
-            ),
-            num_cell(
-                "warp",
-                s.insns.warp_instructions,
-                &count(s.insns.warp_instructions)
-            ),
+            count_cell("thread", s.insns.thread_instructions),
+            count_cell("warp", s.insns.warp_instructions),
             eff_cell("eff", s.insns.efficiency(w)),
-            num_cell("divergent", s.divergences, &count(s.divergences)),
-            num_cell("requests", s.requests.requests, &count(s.requests.requests)),
+            count_cell("divergent", s.divergences),
+            count_cell("requests", s.requests.requests),
             num_cell(
                 "spr",
                 s.requests.sectors_per_request(),

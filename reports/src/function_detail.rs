@@ -6,7 +6,7 @@
 use crate::catalogue::{Catalogue, Function};
 use crate::cfg_svg::{self, Node};
 use crate::code::CodeView;
-use crate::html::{count, eff_cell, escape, header_row, num_cell, spr, text_cell};
+use crate::html::{count_cell, eff_cell, escape, header_row, num_cell, spr, text_cell};
 use crate::observe::{BlockStats, Details, WidthDetails};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -149,7 +149,7 @@ fn calls(c: &Catalogue, ids: &[FunctionId], wd: &WidthDetails, o: &Observed) -> 
             let _ = writeln!(
                 out,
                 "<tr><td>{text}</td>{}{}{}</tr>",
-                num_cell("calls", n, &count(n)),
+                count_cell("calls", n),
                 num_cell(
                     "call-share",
                     n as f64 / total as f64,
@@ -265,32 +265,24 @@ fn blocks(rows: &[Row], o: &Observed, w: usize) -> String {
             text_cell("block", &format!("{:#x}", r.address)),
             text_cell("source", &place(&r.line)),
             num_cell("insns", n_insns, &n_insns.to_string()),
-            num_cell("issues", s.issues, &count(s.issues)),
-            num_cell(
-                "thread",
-                s.insns.thread_instructions,
-                &count(s.insns.thread_instructions)
-            ),
-            num_cell(
-                "warp",
-                s.insns.warp_instructions,
-                &count(s.insns.warp_instructions)
-            ),
+            count_cell("issues", s.issues),
+            count_cell("thread", s.insns.thread_instructions),
+            count_cell("warp", s.insns.warp_instructions),
             eff_cell("eff", s.insns.efficiency(w)),
-            num_cell("divergent", s.divergences, &count(s.divergences)),
+            count_cell("divergent", s.divergences),
             num_cell(
                 "paths",
                 mean(s.paths, s.divergences),
                 &format!("{:.1}", mean(s.paths, s.divergences))
             ),
             text_cell("reconverge", &reconv),
-            num_cell("requests", req.requests, &count(req.requests)),
+            count_cell("requests", req.requests),
             num_cell(
                 "spr",
                 req.sectors_per_request(),
                 &spr(req.requests, req.sectors_per_request())
             ),
-            num_cell("serialized", s.serialized, &count(s.serialized)),
+            count_cell("serialized", s.serialized),
         );
     }
     out.push_str("</tbody><tfoot>\n");
@@ -299,13 +291,13 @@ fn blocks(rows: &[Row], o: &Observed, w: usize) -> String {
         out,
         "<tr data-total=\"blocks\"><td>all {} blocks</td><td></td><td></td><td></td>{}{}{}{}<td></td><td></td>{}{}{}</tr>",
         rows.len(),
-        num_cell("thread", insns.thread_instructions, &count(insns.thread_instructions)),
-        num_cell("warp", insns.warp_instructions, &count(insns.warp_instructions)),
+        count_cell("thread", insns.thread_instructions),
+        count_cell("warp", insns.warp_instructions),
         eff_cell("eff", insns.efficiency(w)),
-        num_cell("divergent", div, &count(div)),
-        num_cell("requests", req.requests, &count(req.requests)),
+        count_cell("divergent", div),
+        count_cell("requests", req.requests),
         num_cell("spr", req.sectors_per_request(), &spr(req.requests, req.sectors_per_request())),
-        num_cell("serialized", ser, &count(ser)),
+        count_cell("serialized", ser),
     );
     out.push_str("</tfoot></table></div>\n");
     out

@@ -2,7 +2,7 @@
 //! sweep, and its memory requests by segment.
 
 use crate::catalogue::{Catalogue, Function};
-use crate::html::{count, eff_cell, escape, header_row, num_cell, page, pct, spr};
+use crate::html::{count_cell, eff_cell, escape, header_row, num_cell, page, pct, spr};
 use crate::plots::{self, Line};
 use crate::{Error, Observed};
 use std::fmt::Write;
@@ -69,28 +69,16 @@ fn figures(c: &Catalogue, f: &Function) -> String {
             w.warp_size,
             num_cell("w", w.warp_size, &w.warp_size.to_string()),
             num_cell("share", r.share, &pct(r.share)),
-            num_cell(
-                "thread",
-                r.thread_instructions,
-                &count(r.thread_instructions)
-            ),
-            num_cell("warp", r.warp_instructions, &count(r.warp_instructions)),
+            count_cell("thread", r.thread_instructions),
+            count_cell("warp", r.warp_instructions),
             eff_cell("eff", r.simt_efficiency),
             seg("stack", &m.stack),
             seg("stack-interleaved", &m.stack_interleaved),
             seg("heap", &m.heap),
             seg("global", &m.global),
             seg("other", &m.other),
-            num_cell(
-                "serialized",
-                r.serialized_warp_instructions,
-                &count(r.serialized_warp_instructions)
-            ),
-            num_cell(
-                "skipped",
-                r.skipped_instructions,
-                &count(r.skipped_instructions)
-            ),
+            count_cell("serialized", r.serialized_warp_instructions),
+            count_cell("skipped", r.skipped_instructions),
         );
     }
     out.push_str("</tbody></table>\n");
@@ -156,13 +144,13 @@ fn memory(c: &Catalogue, f: &Function) -> String {
                 "<tr data-w=\"{}\" data-seg=\"{name}\"><td class=\"num\">{}</td><td>{name}</td>{}{}{}{}</tr>",
                 w.warp_size,
                 w.warp_size,
-                num_cell("load-requests", s.loads.requests, &count(s.loads.requests)),
+                count_cell("load-requests", s.loads.requests),
                 num_cell(
                     "load-spr",
                     s.loads.sectors_per_request,
                     &spr(s.loads.requests, s.loads.sectors_per_request)
                 ),
-                num_cell("store-requests", s.stores.requests, &count(s.stores.requests)),
+                count_cell("store-requests", s.stores.requests),
                 num_cell(
                     "store-spr",
                     s.stores.sectors_per_request,

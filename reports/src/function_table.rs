@@ -2,7 +2,7 @@
 //! sortable table of every function, with links to their pages.
 
 use crate::catalogue::Catalogue;
-use crate::html::{count, eff_cell, escape, header_row, num_cell, pct, text_cell};
+use crate::html::{count_cell, eff_cell, escape, header_row, num_cell, pct, text_cell};
 use crate::index_page::spr_cell;
 use crate::plots::{self, ShareBar};
 use crate::Error;
@@ -85,8 +85,8 @@ pub fn section(c: &Catalogue) -> Result<String, Error> {
         ));
         let thread = n(m.map(|r| r.thread_instructions));
         let warp = n(m.map(|r| r.warp_instructions));
-        row.push_str(&num_cell("thread", thread, &count(thread)));
-        row.push_str(&num_cell("warp", warp, &count(warp)));
+        row.push_str(&count_cell("thread", thread));
+        row.push_str(&count_cell("warp", warp));
         for (k, w) in c.shown_results() {
             let class = format!("eff-w{}", w.warp_size);
             match f.at(k) {
@@ -100,8 +100,8 @@ pub fn section(c: &Catalogue) -> Result<String, Error> {
         row.push_str(&spr_cell("global", &mem.global));
         let ser = n(m.map(|r| r.serialized_warp_instructions));
         let skip = n(m.map(|r| r.skipped_instructions));
-        row.push_str(&num_cell("serialized", ser, &count(ser)));
-        row.push_str(&num_cell("skipped", skip, &count(skip)));
+        row.push_str(&count_cell("serialized", ser));
+        row.push_str(&count_cell("skipped", skip));
         row.push_str("</tr>\n");
         out.push_str(&row);
     }

@@ -62,6 +62,11 @@ pub fn spr(requests: u64, x: f64) -> String {
     }
 }
 
+/// A number cell showing a count with thousands separators (see [`num_cell`]).
+pub fn count_cell(class: &str, n: u64) -> String {
+    num_cell(class, n, &count(n))
+}
+
 /// A table cell whose sort key (`data-v`) is the exact value and whose text
 /// is its formatted form; `class` names the figure for tests and styling.
 pub fn num_cell(class: &str, value: impl std::fmt::Display, text: &str) -> String {

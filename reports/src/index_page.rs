@@ -3,7 +3,7 @@
 //! coalescing, traced vs skipped work and locks ([`crate::work_sections`]).
 
 use crate::catalogue::Catalogue;
-use crate::html::{count, eff_cell, escape, header_row, num_cell, page, spr};
+use crate::html::{count, count_cell, eff_cell, escape, header_row, num_cell, page, spr};
 use crate::plots::{self, Line};
 use crate::{Error, RunInfo};
 use std::fmt::Write;
@@ -131,23 +131,11 @@ fn overall_section(c: &Catalogue) -> String {
             num_cell("w", w.warp_size, &w.warp_size.to_string()),
             num_cell("units", w.units, &count(w.units as u64)),
             num_cell("warps", w.warps, &count(w.warps as u64)),
-            num_cell(
-                "thread",
-                w.thread_instructions,
-                &count(w.thread_instructions)
-            ),
-            num_cell("warp", w.warp_instructions, &count(w.warp_instructions)),
+            count_cell("thread", w.thread_instructions),
+            count_cell("warp", w.warp_instructions),
             eff_cell("eff", w.simt_efficiency),
-            num_cell(
-                "divergent",
-                w.divergent_branches,
-                &count(w.divergent_branches)
-            ),
-            num_cell(
-                "serialized",
-                w.serialized_warp_instructions,
-                &count(w.serialized_warp_instructions)
-            ),
+            count_cell("divergent", w.divergent_branches),
+            count_cell("serialized", w.serialized_warp_instructions),
             spr_cell("stack", &m.stack),
             spr_cell("stack-interleaved", &m.stack_interleaved),
             spr_cell("heap", &m.heap),

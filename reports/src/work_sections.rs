@@ -2,7 +2,7 @@
 //! memory coalescing, traced vs skipped work, locks.
 
 use crate::catalogue::Catalogue;
-use crate::html::{count, escape, header_row, num_cell, pct, spr, text_cell};
+use crate::html::{count, count_cell, escape, header_row, num_cell, pct, spr, text_cell};
 use crate::plots;
 use crate::Error;
 use std::fmt::Write;
@@ -53,24 +53,20 @@ pub fn memory(c: &Catalogue) -> Result<String, Error> {
                 w.warp_size,
                 num_cell("w", w.warp_size, &w.warp_size.to_string()),
                 text_cell("segment", name),
-                num_cell("requests", s.requests, &count(s.requests)),
-                num_cell("sectors", s.sectors, &count(s.sectors)),
+                count_cell("requests", s.requests),
+                count_cell("sectors", s.sectors),
                 num_cell(
                     "spr",
                     s.sectors_per_request,
                     &spr(s.requests, s.sectors_per_request)
                 ),
-                num_cell("load-requests", s.loads.requests, &count(s.loads.requests)),
+                count_cell("load-requests", s.loads.requests),
                 num_cell(
                     "load-spr",
                     s.loads.sectors_per_request,
                     &spr(s.loads.requests, s.loads.sectors_per_request)
                 ),
-                num_cell(
-                    "store-requests",
-                    s.stores.requests,
-                    &count(s.stores.requests)
-                ),
+                count_cell("store-requests", s.stores.requests),
                 num_cell(
                     "store-spr",
                     s.stores.sectors_per_request,
@@ -131,7 +127,7 @@ pub fn skipped(c: &Catalogue) -> Result<String, Error> {
             out,
             "<tr data-kind=\"{name}\">{}{}{}</tr>",
             text_cell("kind", name),
-            num_cell("instructions", v, &count(v)),
+            count_cell("instructions", v),
             num_cell("share", v as f64 / all, &pct(v as f64 / all)),
         );
     }
@@ -152,16 +148,8 @@ pub fn skipped(c: &Catalogue) -> Result<String, Error> {
             num_cell("tid", t.tid, &t.tid.to_string()),
             num_cell("parent", t.parent, &t.parent.to_string()),
             text_cell("start", &t.start_routine),
-            num_cell(
-                "traced",
-                t.traced_instructions,
-                &count(t.traced_instructions)
-            ),
-            num_cell(
-                "skipped",
-                t.skipped_instructions,
-                &count(t.skipped_instructions)
-            ),
+            count_cell("traced", t.traced_instructions),
+            count_cell("skipped", t.skipped_instructions),
             num_cell("units", t.units, &t.units.to_string()),
         );
     }
@@ -199,18 +187,10 @@ pub fn locks(c: &Catalogue) -> String {
                 text_cell("address", &l.address),
                 text_cell("symbol", l.symbol.as_deref().unwrap_or("")),
                 text_cell("kind", &l.kind),
-                num_cell("acquisitions", l.acquisitions, &count(l.acquisitions)),
-                num_cell("contentions", l.contentions, &count(l.contentions)),
-                num_cell(
-                    "serialized-lanes",
-                    l.serialized_lanes,
-                    &count(l.serialized_lanes)
-                ),
-                num_cell(
-                    "serialized",
-                    l.serialized_warp_instructions,
-                    &count(l.serialized_warp_instructions)
-                ),
+                count_cell("acquisitions", l.acquisitions),
+                count_cell("contentions", l.contentions),
+                count_cell("serialized-lanes", l.serialized_lanes),
+                count_cell("serialized", l.serialized_warp_instructions),
             );
         }
     }
