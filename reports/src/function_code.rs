@@ -3,7 +3,7 @@
 //! of its hottest divergent blocks.
 
 use crate::function_detail::{mean, place, Observed, Row};
-use crate::html::{count, count_cell, eff_cell, escape, header_row, num_cell, spr, text_cell};
+use crate::html::{count, count_cell, eff_cell, escape, header_row, sectors_cell, text_cell};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tf_analyzer::stats::{Insns, Requests};
@@ -107,11 +107,7 @@ pub fn lines(rows: &[Row], o: &Observed, w: usize) -> String {
             eff_cell("eff", s.insns.efficiency(w)),
             count_cell("divergent", s.divergences),
             count_cell("requests", s.requests.requests),
-            num_cell(
-                "spr",
-                s.requests.sectors_per_request(),
-                &spr(s.requests.requests, s.requests.sectors_per_request())
-            ),
+            sectors_cell("spr", s.requests.requests, s.requests.sectors_per_request()),
         );
     }
     out.push_str("</tbody></table></div>\n");

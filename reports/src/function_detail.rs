@@ -6,7 +6,7 @@
 use crate::catalogue::{Catalogue, Function};
 use crate::cfg_svg::{self, Node};
 use crate::code::CodeView;
-use crate::html::{count_cell, eff_cell, escape, header_row, num_cell, spr, text_cell};
+use crate::html::{count_cell, eff_cell, escape, header_row, num_cell, sectors_cell, text_cell};
 use crate::observe::{BlockStats, Details, WidthDetails};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -277,11 +277,7 @@ fn blocks(rows: &[Row], o: &Observed, w: usize) -> String {
             ),
             text_cell("reconverge", &reconv),
             count_cell("requests", req.requests),
-            num_cell(
-                "spr",
-                req.sectors_per_request(),
-                &spr(req.requests, req.sectors_per_request())
-            ),
+            sectors_cell("spr", req.requests, req.sectors_per_request()),
             count_cell("serialized", s.serialized),
         );
     }
@@ -296,7 +292,7 @@ fn blocks(rows: &[Row], o: &Observed, w: usize) -> String {
         eff_cell("eff", insns.efficiency(w)),
         count_cell("divergent", div),
         count_cell("requests", req.requests),
-        num_cell("spr", req.sectors_per_request(), &spr(req.requests, req.sectors_per_request())),
+        sectors_cell("spr", req.requests, req.sectors_per_request()),
         count_cell("serialized", ser),
     );
     out.push_str("</tfoot></table></div>\n");

@@ -2,7 +2,9 @@
 //! sweep, and its memory requests by segment.
 
 use crate::catalogue::{Catalogue, Function};
-use crate::html::{count_cell, eff_cell, escape, header_row, num_cell, page, pct, spr};
+use crate::html::{
+    count_cell, eff_cell, escape, header_row, num_cell, page, pct, sectors_cell, spr,
+};
 use crate::plots::{self, Line};
 use crate::{Error, Observed};
 use std::fmt::Write;
@@ -145,17 +147,9 @@ fn memory(c: &Catalogue, f: &Function) -> String {
                 w.warp_size,
                 w.warp_size,
                 count_cell("load-requests", s.loads.requests),
-                num_cell(
-                    "load-spr",
-                    s.loads.sectors_per_request,
-                    &spr(s.loads.requests, s.loads.sectors_per_request)
-                ),
+                sectors_cell("load-spr", s.loads.requests, s.loads.sectors_per_request),
                 count_cell("store-requests", s.stores.requests),
-                num_cell(
-                    "store-spr",
-                    s.stores.sectors_per_request,
-                    &spr(s.stores.requests, s.stores.sectors_per_request)
-                ),
+                sectors_cell("store-spr", s.stores.requests, s.stores.sectors_per_request),
             );
         }
     }

@@ -67,6 +67,15 @@ pub fn count_cell(class: &str, n: u64) -> String {
     num_cell(class, n, &count(n))
 }
 
+/// A number cell of sectors per request, `-` without requests (see [`spr`]).
+pub fn sectors_cell(class: &str, requests: u64, sectors_per_request: f64) -> String {
+    num_cell(
+        class,
+        sectors_per_request,
+        &spr(requests, sectors_per_request),
+    )
+}
+
 /// A table cell whose sort key (`data-v`) is the exact value and whose text
 /// is its formatted form; `class` names the figure for tests and styling.
 pub fn num_cell(class: &str, value: impl std::fmt::Display, text: &str) -> String {

@@ -17,6 +17,21 @@ type Result<T> = std::result::Result<T, PlotError>;
 
 const FONT: &str = "sans-serif";
 
+/// Draws the chart's legend at `at`, in the style every plot shares.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+) -> std::result::Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 14))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
 /// One line of a plot: its legend label and its points.
 pub struct Line {
     /// Legend label.
@@ -149,14 +164,7 @@ pub fn efficiency_sweep(title: &str, lines: &[Line], max_width: usize) -> Result
                 .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
                 .map_err(|e| e.to_string())?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 14))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
@@ -219,14 +227,7 @@ pub fn share_bars(title: &str, bars: &[ShareBar]) -> Result<String> {
             .map_err(|e| e.to_string())?
             .label("idle lanes: share × (1 − SIMT efficiency)")
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], idle.filled()));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 14))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     })
 }
@@ -289,14 +290,7 @@ pub fn grouped_bars(
             }
         }
         if k > 1 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font((FONT, 14))
-                .draw()
-                .map_err(|e| e.to_string())?;
+            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
         Ok(())
     })

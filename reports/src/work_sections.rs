@@ -2,7 +2,7 @@
 //! memory coalescing, traced vs skipped work, locks.
 
 use crate::catalogue::Catalogue;
-use crate::html::{count, count_cell, escape, header_row, num_cell, pct, spr, text_cell};
+use crate::html::{count, count_cell, escape, header_row, num_cell, pct, sectors_cell, text_cell};
 use crate::plots;
 use crate::Error;
 use std::fmt::Write;
@@ -55,23 +55,11 @@ pub fn memory(c: &Catalogue) -> Result<String, Error> {
                 text_cell("segment", name),
                 count_cell("requests", s.requests),
                 count_cell("sectors", s.sectors),
-                num_cell(
-                    "spr",
-                    s.sectors_per_request,
-                    &spr(s.requests, s.sectors_per_request)
-                ),
+                sectors_cell("spr", s.requests, s.sectors_per_request),
                 count_cell("load-requests", s.loads.requests),
-                num_cell(
-                    "load-spr",
-                    s.loads.sectors_per_request,
-                    &spr(s.loads.requests, s.loads.sectors_per_request)
-                ),
+                sectors_cell("load-spr", s.loads.requests, s.loads.sectors_per_request),
                 count_cell("store-requests", s.stores.requests),
-                num_cell(
-                    "store-spr",
-                    s.stores.sectors_per_request,
-                    &spr(s.stores.requests, s.stores.sectors_per_request)
-                ),
+                sectors_cell("store-spr", s.stores.requests, s.stores.sectors_per_request),
             );
         }
     }
