@@ -19,7 +19,9 @@ fn main() {
     println!("cargo:rerun-if-env-changed=TF_NO_VALGRIND_TOOL");
 
     let tool = out.join("tf-amd64-linux");
+    let preload = out.join("vgpreload_tf-amd64-linux.so");
     let _ = fs::remove_file(&tool);
+    let _ = fs::remove_file(&preload);
     // Build the tool when Valgrind's development files are there; a tool
     // that fails to build then is an error, not a silent omission.
     let wanted = env::var_os("TF_NO_VALGRIND_TOOL").is_none()
@@ -35,7 +37,7 @@ fn main() {
             .status()
             .expect("run make (install it: apt-get install -y make)");
         assert!(
-            status.success() && tool.exists(),
+            status.success() && tool.exists() && preload.exists(),
             "building the Valgrind tool in tracer-valgrind/ failed"
         );
     } else {
@@ -44,9 +46,12 @@ fn main() {
              (install valgrind and rebuild: apt-get install -y valgrind)"
         );
         fs::write(&tool, b"").expect("write an empty tool placeholder");
+        fs::write(&preload, b"").expect("write an empty preload placeholder");
     }
-    let bytes = fs::read(&tool).expect("read the tool");
+    let mut bytes = fs::read(&tool).expect("read the tool");
+    bytes.extend(fs::read(&preload).expect("read the preload library"));
     println!("cargo:rustc-env=TF_TOOL_PATH={}", tool.display());
+    println!("cargo:rustc-env=TF_PRELOAD_PATH={}", preload.display());
     println!("cargo:rustc-env=TF_TOOL_HASH={:016x}", fnv1a(&bytes));
     println!(
         "cargo:rustc-env=TF_TOOL_VALGRIND_VERSION={}",

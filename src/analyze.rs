@@ -276,15 +276,19 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
     if !report.command.is_empty() {
         println!("command: {}", report.command.join(" "));
     }
+    if !report.units_are.is_empty() {
+        println!("units: {}", report.units_are);
+    }
     let traced: u64 = report.threads.iter().map(|t| t.traced_instructions).sum();
     let s = &report.skipped;
     println!(
-        "threads: {}   traced instructions: {}   skipped: {} (lock runtime {}, waits {}, excluded {}, outside --only {}, other {})   syscalls: {} ({:.3} s in the kernel)",
+        "threads: {}   traced instructions: {}   skipped: {} (lock runtime {}, waits {}, loop scheduling {}, excluded {}, outside --only {}, other {})   syscalls: {} ({:.3} s in the kernel)",
         report.threads.len(),
         traced,
         s.instructions(),
         s.lock_runtime,
         s.sync_wait,
+        s.loop_schedule,
         s.excluded,
         s.outside_only,
         s.other,

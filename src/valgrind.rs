@@ -18,6 +18,10 @@ static TOOL: &[u8] = include_bytes!(env!("TF_TOOL_PATH"));
 const TOOL_HASH: &str = env!("TF_TOOL_HASH");
 const TOOL_VALGRIND_VERSION: &str = env!("TF_TOOL_VALGRIND_VERSION");
 const TOOL_FILE: &str = "tf-amd64-linux";
+/// The tool's preload library: Valgrind loads it into the traced program,
+/// where it reports the chunks OpenMP runtimes hand out.
+static PRELOAD: &[u8] = include_bytes!(env!("TF_PRELOAD_PATH"));
+const PRELOAD_FILE: &str = "vgpreload_tf-amd64-linux.so";
 
 /// Directories where distributions keep Valgrind's tools and preload libraries.
 const LIBEXEC_CANDIDATES: &[&str] = &[
@@ -146,13 +150,16 @@ fn install(stock: &Path) -> Result<PathBuf> {
     fs::create_dir(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     for entry in fs::read_dir(stock).with_context(|| format!("cannot read {}", stock.display()))? {
         let entry = entry?;
-        if entry.file_name() != TOOL_FILE {
+        if entry.file_name() != TOOL_FILE && entry.file_name() != PRELOAD_FILE {
             symlink(entry.path(), tmp.join(entry.file_name()))?;
         }
     }
     let tool = tmp.join(TOOL_FILE);
     fs::write(&tool, TOOL).with_context(|| format!("cannot write {}", tool.display()))?;
     fs::set_permissions(&tool, fs::Permissions::from_mode(0o755))?;
+    let preload = tmp.join(PRELOAD_FILE);
+    fs::write(&preload, PRELOAD).with_context(|| format!("cannot write {}", preload.display()))?;
+    fs::set_permissions(&preload, fs::Permissions::from_mode(0o755))?;
     if fs::rename(&tmp, &dir).is_err() {
         // Another tf installed it first.
         let _ = fs::remove_dir_all(&tmp);

@@ -10,6 +10,8 @@
  *   tf_blocks.c      block table: ids, functions, modules, blocks.tfc
  *   tf_funcs.c       roles of functions (the table and the matching rules are
  *                    shared with every tracer: tf_tracer.h)
+ *   tf_omp.c         OpenMP loop chunks reported by the preload library
+ *   tf_omp_preload.c the preload library (runs in the client, not the tool)
  *   tf_output.c      files of the trace directory, error messages (a leaf)
  *   tf_manifest.c    the manifest
  *
@@ -23,6 +25,7 @@
 #define TF_H
 
 #include "pub_tool_basics.h"
+#include "valgrind.h" /* VG_IS_TOOL_USERREQ */
 #include "pub_tool_tooliface.h"
 #include "pub_tool_xarray.h"
 #include "tf_trace.h"
@@ -151,7 +154,8 @@ enum {
    MK_SYSCALL = 2, /* payload: number; + nanos */
    MK_SIGNAL = 3,  /* payload: signo */
    MK_SIGRET = 4,  /* payload: signo */
-   MK_EXIT = 5     /* payload: how */
+   MK_EXIT = 5,    /* payload: how */
+   MK_LOOP = 6     /* + loop, first, count, stride, trip (a loop_chunk event) */
 };
 
 static inline ULong tf_raw_partial_word(UInt id, UInt n_insns, UInt n_ops)
@@ -181,6 +185,9 @@ typedef struct Thread {
    Bool exit_syscall; /* the thread made the exit system call */
    Bool mem_freed;
    ULong syscall_start;
+   ULong loop_id;     /* the worksharing loop instance it takes chunks of, 0 = none */
+   ULong loop_last;   /* the last instance it joined */
+   ULong loop_start, loop_incr, loop_trip;
    /* encoder thread only (the Valgrind thread reads them after tf_raw_drain) */
    Addr stack_lo, stack_hi, start_routine;
    Bool file_created;
@@ -232,6 +239,12 @@ void tf_raw_drain(Bool flush);
 /* In a forked child: there is no encoder thread. */
 void tf_raw_forget(void);
 UInt tf_raw_workers(void);
+
+/* tf_omp.c (Valgrind thread): handles a client request of the preload
+ * library (tf_requests.h) made by thread t; False if it is not one. */
+Bool tf_omp_request(Thread *t, const UWord *args);
+/* Chunks of loops whose bounds were never announced (not recorded). */
+extern ULong tf_omp_lost_chunks;
 
 /* tf_main.c: called by instrumented code at pthread_create's entry. */
 void tf_note_create(ULong start_routine);

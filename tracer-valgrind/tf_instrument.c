@@ -236,6 +236,8 @@ static UChar end_kind(IRSB *sb, const BlockShape *s, Bool branch_exit)
       return next_const ? TF_END_CALL : TF_END_INDIRECT_CALL;
    case Ijk_Ret:
       return TF_END_RETURN;
+   case Ijk_NoRedir: /* Valgrind's call-noredir (a wrapper calling the function it wraps) */
+      return TF_END_INDIRECT_CALL;
    case Ijk_Sys_syscall: case Ijk_Sys_int32: case Ijk_Sys_int128: case Ijk_Sys_int129:
    case Ijk_Sys_int130: case Ijk_Sys_int145: case Ijk_Sys_int210: case Ijk_Sys_sysenter:
       return TF_END_SYSCALL;

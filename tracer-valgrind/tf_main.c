@@ -226,6 +226,18 @@ static void flush_all(void)
    tf_manifest_write(&o);
 }
 
+/* Requests of tf's preload library (tf_requests.h). */
+static Bool client_request(ThreadId tid, UWord *args, UWord *ret)
+{
+   Thread *t = thread_if_any(tid);
+   if (!VG_IS_TOOL_USERREQ('T', 'F', args[0]))
+      return False;
+   *ret = 0;
+   if (tf_disabled || t == NULL || t->discard)
+      return True;
+   return tf_omp_request(t, args);
+}
+
 static ULong now_nanos(void)
 {
    struct vki_timespec ts;
@@ -343,6 +355,10 @@ static void fini(Int exitcode_unused)
       o.exit_signal = faulted ? VKI_SIGSEGV : self_signal;
    }
    tf_manifest_write(&o);
+   if (tf_omp_lost_chunks > 0)
+      tf_error("%llu chunk(s) of OpenMP worksharing loops came from loops whose bounds were not "
+               "seen; tf analyze cannot number those loops' iterations",
+               tf_omp_lost_chunks);
    if (tf_output_error())
       tf_error("cannot write %s; the trace is incomplete", tf_output_error());
 }
@@ -359,6 +375,7 @@ static void pre_clo_init(void)
    VG_(basic_tool_funcs)(post_clo_init, tf_instrument, fini);
    VG_(needs_command_line_options)(process_option, print_usage, print_debug_usage);
    VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
+   VG_(needs_client_requests)(client_request);
 
    VG_(track_start_client_code)(on_start_client_code);
    VG_(track_pre_thread_ll_create)(on_thread_create);

@@ -169,6 +169,9 @@ static const ULong *marker(Thread *t, const ULong *p)
    case MK_SIGRET:
       tf_skip_signal_return(&t->skip, payload);
       return p + 1;
+   case MK_LOOP:
+      tf_skip_loop_chunk(&t->skip, p[1], p[2], p[3], p[4], p[5]);
+      return p + 6;
    default: /* MK_EXIT */
       stream_end(t, (UInt)payload);
       return p + 1;

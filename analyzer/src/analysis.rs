@@ -5,9 +5,9 @@ use crate::cfg::{CfgBuilder, Cfgs};
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
 
-use crate::loops::outermost_loop;
 use crate::naming::{incomplete, Naming};
 use crate::predicate::{predicable, Predicable};
+use crate::recut::recut;
 use crate::replay::{IpdomMap, LockModel, Reconvergence, Replay};
 use crate::results::{Report, Shard, ThreadReport, WidthResult};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
@@ -15,7 +15,7 @@ use crate::segments::Segments;
 use crate::sink::{Context, Nobody, Observer};
 use crate::symbols::{SourceLines, Symbols};
 use crate::unit_rule::UnitsRule;
-use crate::units::{Cutter, LoopSpec, Unit, UnitSpec};
+use crate::units::{Unit, UnitSpec};
 use crate::warp_jobs::WarpJobs;
 use crate::warps::Batch;
 use rayon::prelude::*;
@@ -75,6 +75,9 @@ pub enum Error {
     /// `--unit iter:FN` on a function without a loop.
     #[error("--unit {0}: {1} has no loop in the trace")]
     NoLoop(String, String),
+    /// Loop iterations that cannot be cut as the trace says they ran.
+    #[error("cannot cut loop iterations: {0}")]
+    Iterations(String),
 }
 
 /// Reports progress to the caller (a progress bar, or nothing).
@@ -191,37 +194,20 @@ pub fn analyze_observed<O: Observer>(
             .collect()
     };
 
-    // Pass 2, for iterations: cut the loop of FN now that its graph is known.
-    if let UnitsRule::Iterations(spec, entries) = &units_rule {
-        let (function, lp) = entries
-            .iter()
-            .filter_map(|&e| Some((e, outermost_loop(cfgs.get(&e)?)?)))
-            .next()
-            .ok_or_else(|| Error::NoLoop(opts.unit.to_string(), spec.clone()))?;
-        let spec = LoopSpec {
-            function,
-            header: lp.header,
-            body: lp.body,
-        };
-        let job = ScanJob {
-            addresses: true,
-            ..job
-        };
-        progress.stage("cutting iterations", bytes);
-        let cut: Vec<ThreadScan> = tids
-            .par_iter()
-            .map(|&tid| {
-                let s = job.scan(tid, |_| Cutter::Iterations(spec.clone()), None);
-                progress.advance(sizes[&tid]);
-                s
-            })
-            .collect();
-        for (s, c) in scans.iter_mut().zip(cut) {
-            s.units = c.units;
-        }
-    }
+    // Pass 2, for iterations, now that every graph and stretch is known.
+    let units_are = recut(
+        &units_rule,
+        &opts.unit.to_string(),
+        &mut scans,
+        &cfgs,
+        &job,
+        progress,
+    )?;
 
-    let units: Vec<&Unit> = scans.iter().flat_map(|s| s.units.iter()).collect();
+    // Iterations of worksharing loops in logical order, loop by loop; other
+    // units after them, by thread and time.
+    let mut units: Vec<&Unit> = scans.iter().flat_map(|s| s.units.iter()).collect();
+    units.sort_by_key(|u| u.iteration.map_or((1, 0, 0), |i| (0, i.loop_id, i.number)));
     let stacks: HashMap<u64, (u64, u64)> = scans.iter().map(|s| (s.tid, s.stack)).collect();
     let chunks: HashMap<u64, &[crate::scan::ChunkStart]> =
         scans.iter().map(|s| (s.tid, s.chunks.as_slice())).collect();
@@ -337,6 +323,7 @@ pub fn analyze_observed<O: Observer>(
         trace: trace.dir().display().to_string(),
         command,
         unit: opts.unit.to_string(),
+        units_are,
         batch: opts.batch.to_string(),
         reconverge: opts.reconvergence.to_string(),
         predicate: opts.predicate,

@@ -17,6 +17,7 @@ pub mod loops;
 pub mod merge;
 mod naming;
 pub mod predicate;
+mod recut;
 pub mod replay;
 pub mod results;
 pub mod scan;
@@ -28,6 +29,7 @@ mod unit_rule;
 pub mod units;
 mod warp_jobs;
 pub mod warps;
+pub mod worksharing;
 
 pub use analysis::{analyze, analyze_observed, Error, Options, Progress, Silent};
 

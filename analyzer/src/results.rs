@@ -16,6 +16,10 @@ pub struct Report {
     pub command: Vec<String>,
     /// `--unit`.
     pub unit: String,
+    /// What a unit is, as the analysis chose it (`--unit auto` decides by
+    /// the program).
+    #[serde(default)]
+    pub units_are: String,
     /// `--batch`.
     pub batch: String,
     /// `--reconverge`.

@@ -6,6 +6,7 @@ use crate::blocks::{steps, CBlockId, CanonicalBlocks};
 use crate::cfg::CfgBuilder;
 use crate::frames::{FrameTracker, Transition};
 use crate::units::{Cutter, Pos, Unit, UnitCutter};
+use crate::worksharing::{LoopCensus, LoopChunk};
 use tf_trace::{EndKind, Event, FunctionId, SkipReason, Trace};
 
 /// Where a chunk of a thread's stream starts.
@@ -39,6 +40,9 @@ pub struct Skipped {
     pub excluded: u64,
     /// Outside the `--only` functions.
     pub outside_only: u64,
+    /// Inside the OpenMP runtime handing out loop iterations.
+    #[serde(default)]
+    pub loop_schedule: u64,
     /// Any other reason.
     pub other: u64,
     /// System calls made.
@@ -57,6 +61,7 @@ impl Skipped {
             SkipReason::SyncWait => &mut self.sync_wait,
             SkipReason::Excluded => &mut self.excluded,
             SkipReason::OutsideRegion => &mut self.outside_only,
+            SkipReason::LoopSchedule => &mut self.loop_schedule,
             _ => &mut self.other,
         };
         *slot += count;
@@ -64,7 +69,12 @@ impl Skipped {
 
     /// All skipped instructions (system calls are counted apart).
     pub fn instructions(&self) -> u64 {
-        self.lock_runtime + self.sync_wait + self.excluded + self.outside_only + self.other
+        self.lock_runtime
+            + self.sync_wait
+            + self.excluded
+            + self.outside_only
+            + self.loop_schedule
+            + self.other
     }
 
     /// Adds another thread's counts.
@@ -73,6 +83,7 @@ impl Skipped {
         self.sync_wait += o.sync_wait;
         self.excluded += o.excluded;
         self.outside_only += o.outside_only;
+        self.loop_schedule += o.loop_schedule;
         self.other += o.other;
         self.syscalls += o.syscalls;
         self.syscall_nanos += o.syscall_nanos;
@@ -107,6 +118,10 @@ pub struct ThreadScan {
     pub chunks: Vec<ChunkStart>,
     /// Its units, in order.
     pub units: Vec<Unit>,
+    /// Where its units could not be cut as the trace says they must be.
+    pub unit_problems: Vec<String>,
+    /// What its worksharing loops showed (crate::worksharing).
+    pub loops: LoopCensus,
     /// Instructions traced.
     pub traced: u64,
     /// Work not traced.
@@ -155,6 +170,8 @@ impl ScanJob<'_> {
             start_routine: 0,
             chunks: Vec::new(),
             units: Vec::new(),
+            unit_problems: Vec::new(),
+            loops: LoopCensus::default(),
             traced: 0,
             skipped: Skipped::default(),
             skipped_in: Vec::new(),
@@ -196,9 +213,7 @@ impl ScanJob<'_> {
             match ev {
                 Event::Block(x) => {
                     out.traced += u64::from(x.insns);
-                    let units = units.get_or_insert_with(|| {
-                        UnitCutter::new(tid, (cutter_fn.take().expect("once"))(out.start_routine))
-                    });
+                    let units = cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine);
                     for (piece, s) in
                         steps(self.canon, x.block, x.insns, x.complete, x.accesses()).enumerate()
                     {
@@ -228,7 +243,9 @@ impl ScanJob<'_> {
                             Some(Transition::Call) => prev_call_sp,
                             _ => None,
                         };
-                        units.step(pos, &s, t, tracker.as_ref().expect("set"), call_sp);
+                        let tr = tracker.as_ref().expect("set");
+                        units.step(pos, &s, t, tr, call_sp);
+                        out.loops.step(s.cblock, tr);
                         prev_call_sp = call_push(s.accesses);
                         last_sym = self.canon.block(s.cblock).function;
                         if !self.per_function {
@@ -265,6 +282,24 @@ impl ScanJob<'_> {
                     *skipped_in.entry((last_sym, frame)).or_default() += count;
                 }
                 Event::Syscall { number, nanos } => out.skipped.syscall(number, nanos),
+                Event::LoopChunk {
+                    loop_id,
+                    first,
+                    count,
+                    stride,
+                    trip,
+                } => {
+                    let chunk = LoopChunk {
+                        loop_id,
+                        first,
+                        count,
+                        stride,
+                        trip,
+                    };
+                    out.loops.chunk(chunk);
+                    cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine)
+                        .loop_chunk(Pos { event, piece: 0 }, chunk);
+                }
                 Event::Signal { .. } => {
                     if let Some(tr) = &mut tracker {
                         tr.signal();
@@ -292,7 +327,8 @@ impl ScanJob<'_> {
         if let (Some(cfg), Some(tr)) = (cfg, &tracker) {
             cfg.end(tr);
         }
-        out.units = units
+        out.loops.finish();
+        (out.units, out.unit_problems) = units
             .map(|u| u.finish(Pos { event, piece: 0 }))
             .unwrap_or_default();
         out.skipped_in = skipped_in.into_iter().collect();
@@ -304,6 +340,19 @@ impl ScanJob<'_> {
         out.traced_in.sort_unstable();
         out
     }
+}
+
+/// The thread's unit cutter, made when first needed: by then its
+/// `thread_start` event has named its start routine.
+fn cutter_of<'u>(
+    units: &'u mut Option<UnitCutter>,
+    make: &mut Option<impl FnOnce(u64) -> Cutter>,
+    tid: u64,
+    start_routine: u64,
+) -> &'u mut UnitCutter {
+    units.get_or_insert_with(|| {
+        UnitCutter::new(tid, (make.take().expect("made once"))(start_routine))
+    })
 }
 
 /// The stack pointer a call leaves for its callee: the address where it

@@ -15,6 +15,9 @@ pub(crate) enum UnitsRule {
     StartRoutines(Option<u64>),
     /// Iterations of the loop of one of these functions (`FN`, entries).
     Iterations(String, Vec<u64>),
+    /// `auto` on an OpenMP program: calls of these outlined functions, then
+    /// (second pass) iterations of the worksharing loops they ran.
+    OpenMp(HashSet<u64>),
 }
 
 impl UnitsRule {
@@ -45,22 +48,27 @@ impl UnitsRule {
                     let main = symbols.find("main").first().and_then(|&f| symbols.entry(f));
                     UnitsRule::StartRoutines(main)
                 } else {
-                    UnitsRule::Calls(omp)
+                    UnitsRule::OpenMp(omp)
                 }
             }
         })
+    }
+
+    /// The functions whose calls make units (none for other rules).
+    pub(crate) fn calls(&self) -> CallSet {
+        match self {
+            UnitsRule::Calls(set) | UnitsRule::OpenMp(set) => CallSet {
+                entries: set.clone(),
+            },
+            _ => CallSet::default(),
+        }
     }
 
     /// The cutter of a thread whose start routine is `start` (0 = unknown).
     pub(crate) fn cutter(&self, start: u64) -> Cutter {
         match self {
             UnitsRule::Whole | UnitsRule::Iterations(..) => Cutter::Whole,
-            UnitsRule::Calls(set) => Cutter::Calls(
-                CallSet {
-                    entries: set.clone(),
-                },
-                false,
-            ),
+            UnitsRule::Calls(_) | UnitsRule::OpenMp(_) => Cutter::Calls(self.calls(), false),
             UnitsRule::StartRoutines(main) => match if start != 0 { Some(start) } else { *main } {
                 Some(e) => Cutter::Calls(
                     CallSet {

@@ -18,9 +18,11 @@
 
 use crate::blocks::{CBlockId, Step};
 use crate::frames::{FrameTracker, Transition};
+use crate::worksharing::{Iteration, IterationPlan, LoopChunk};
 use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use tf_trace::FunctionId;
 
 /// What a unit is (`--unit`).
@@ -104,6 +106,8 @@ pub struct Unit {
     pub stack_pointer: Option<u64>,
     /// Instructions it traced.
     pub insns: u64,
+    /// For an iteration of an OpenMP worksharing loop: which one.
+    pub iteration: Option<Iteration>,
 }
 
 /// The functions whose calls make units, by entry address.
@@ -133,6 +137,10 @@ pub enum Cutter {
     Calls(CallSet, bool),
     /// Iterations of a loop.
     Iterations(LoopSpec),
+    /// Iterations of OpenMP worksharing loops, numbered by their chunks
+    /// (crate::worksharing); with a call set, each call of those functions
+    /// in which the runtime handed out no chunk is one unit too.
+    Worksharing(Arc<IterationPlan>, Option<CallSet>),
 }
 
 /// The unit being gathered.
@@ -159,6 +167,22 @@ struct Cut {
     /// instruction it traced.
     first: Option<Unit>,
     traced: u64,
+    /// The worksharing stretch being cut.
+    stretch: Option<Stretch>,
+    /// A call unit of the worksharing fallback: its depth, and whether the
+    /// runtime handed out a chunk inside it (its unit was then dropped).
+    call: Option<(usize, bool)>,
+    /// Stretches whose iterations could not be cut as the runtime handed
+    /// them out.
+    problems: Vec<String>,
+}
+
+/// A worksharing stretch: a chunk, its function's frame (depth, entry;
+/// learnt at its first step) and the arrivals at its iteration block.
+struct Stretch {
+    chunk: LoopChunk,
+    frame: Option<(usize, u64)>,
+    arrivals: u64,
 }
 
 impl UnitCutter {
@@ -173,6 +197,9 @@ impl UnitCutter {
                 units: Vec::new(),
                 first: None,
                 traced: 0,
+                stretch: None,
+                call: None,
+                problems: Vec::new(),
             },
         }
     }
@@ -238,6 +265,12 @@ impl UnitCutter {
                         }
                     }
                 }
+                Cutter::Worksharing(plan, calls) => {
+                    if let Some(set) = calls {
+                        cut.call_fallback(set, pos, step, t, tracker, call_sp);
+                    }
+                    cut.worksharing(plan, pos, step, tracker, call_sp);
+                }
             }
         }
         if let Some(o) = &mut cut.open {
@@ -245,9 +278,32 @@ impl UnitCutter {
         }
     }
 
-    /// The thread ended at `end`: closes the open unit and returns them all.
-    pub fn finish(mut self, end: Pos) -> Vec<Unit> {
+    /// A `loop_chunk` event at `pos`: the stretch before it ends.
+    pub fn loop_chunk(&mut self, pos: Pos, chunk: LoopChunk) {
+        if matches!(self.cutter, Cutter::Worksharing(..)) {
+            if let Some((depth, false)) = self.cut.call {
+                self.cut.open = None; // its work is cut into iterations
+                self.cut.call = Some((depth, true));
+            }
+            self.cut.end_stretch(pos);
+            self.cut.stretch = (chunk.count > 0).then_some(Stretch {
+                chunk,
+                frame: None,
+                arrivals: 0,
+            });
+        }
+    }
+
+    /// Stretches whose iterations did not match what the runtime handed out.
+    pub fn problems(&self) -> &[String] {
+        &self.cut.problems
+    }
+
+    /// The thread ended at `end`: closes the open unit and returns them all
+    /// with the problems found (see [`UnitCutter::problems`]).
+    pub fn finish(mut self, end: Pos) -> (Vec<Unit>, Vec<String>) {
         let cut = &mut self.cut;
+        cut.end_stretch(end);
         cut.close(end);
         if let (Cutter::Calls(_, true), true, Some(mut whole)) =
             (&self.cutter, cut.units.is_empty(), cut.first.take())
@@ -256,7 +312,7 @@ impl UnitCutter {
             whole.insns = cut.traced;
             cut.units.push(whole);
         }
-        self.cut.units
+        (self.cut.units, self.cut.problems)
     }
 }
 
@@ -278,6 +334,92 @@ impl Cut {
             first: step.cblock,
             stack_pointer: sp,
             insns: 0,
+            iteration: None,
+        }
+    }
+
+    /// One step of the worksharing cutter's call units.
+    fn call_fallback(
+        &mut self,
+        set: &CallSet,
+        pos: Pos,
+        step: &Step,
+        t: Option<Transition>,
+        tracker: &FrameTracker,
+        sp: Option<u64>,
+    ) {
+        let (depth, top) = (tracker.depth(), tracker.top());
+        if let Some((d, taken)) = self.call {
+            if depth < d {
+                if !taken {
+                    self.close(pos);
+                }
+                self.call = None;
+            }
+        }
+        let entered = matches!(
+            t,
+            None | Some(Transition::Call) | Some(Transition::TailCall)
+        );
+        if self.call.is_none()
+            && self.stretch.is_none()
+            && entered
+            && set.entries.contains(&top.entry)
+        {
+            self.begin(pos, step, depth, top.entry, top.sym, sp);
+            self.call = Some((depth, false));
+        }
+    }
+
+    /// One step of a worksharing stretch (crate::worksharing).
+    fn worksharing(
+        &mut self,
+        plan: &IterationPlan,
+        pos: Pos,
+        step: &Step,
+        tracker: &FrameTracker,
+        sp: Option<u64>,
+    ) {
+        let Some(st) = &mut self.stretch else {
+            return;
+        };
+        let (depth, top) = (tracker.depth(), tracker.top());
+        let (d, entry) = *st.frame.get_or_insert((depth, top.entry));
+        if depth < d || (depth == d && top.entry != entry) {
+            self.close(pos);
+            return;
+        }
+        let Some(lp) = plan.loops.get(&entry).filter(|_| depth == d) else {
+            return;
+        };
+        if step.cblock == lp.block {
+            let iteration = Some(Iteration {
+                loop_id: st.chunk.loop_id,
+                number: st.chunk.number(st.arrivals),
+            });
+            st.arrivals += 1;
+            self.close(pos);
+            self.begin(pos, step, depth, top.entry, top.sym, sp);
+            if let Some(o) = &mut self.open {
+                o.unit.iteration = iteration;
+            }
+        } else if !lp.reach.contains(&step.cblock) {
+            self.close(pos);
+        }
+    }
+
+    /// The stretch ends at `pos`: its arrivals must be its iterations.
+    fn end_stretch(&mut self, pos: Pos) {
+        self.close(pos);
+        if let Some(st) = self.stretch.take() {
+            let want = st.chunk.iterations();
+            if st.arrivals != want {
+                self.problems.push(format!(
+                    "thread {}, loop instance {}: the runtime handed out {want} iteration(s) from \
+                     number {}, the trace shows {} arrival(s) at the loop's iteration block",
+                    self.tid, st.chunk.loop_id, st.chunk.first, st.arrivals
+                ));
+            }
         }
     }
 

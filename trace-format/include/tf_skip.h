@@ -168,6 +168,9 @@ static inline void tf__skip_enter_fn(tf_skipper *s, const tf_function_role *r, u
     case TF_ROLE_WAIT:
         tf__skip_push(s, TF_SKIP_SYNC_WAIT, TF_POP_ON_RETURN);
         return;
+    case TF_ROLE_SCHEDULE:
+        tf__skip_push(s, TF_SKIP_LOOP_SCHEDULE, TF_POP_ON_RETURN);
+        return;
     default: /* TF_ROLE_EXCLUDE */
         tf__skip_push(s, TF_SKIP_EXCLUDED, TF_POP_ON_RETURN);
         return;
@@ -224,6 +227,20 @@ static inline void tf_skip_ran(tf_skipper *s, uint32_t n_insns, int complete, un
         if (f->pop == TF_POP_ON_RETURN)
             f->depth--;
     }
+}
+
+/* A worksharing loop's runtime handed the thread iterations (FORMAT.md
+ * 6.6). Recorded when the function that asked for them is traced: the
+ * thread is tracing, or it is inside a loop-scheduling function called from
+ * traced code. */
+static inline void tf_skip_loop_chunk(tf_skipper *s, uint64_t loop, uint64_t first, uint64_t count,
+                                      uint64_t stride, uint64_t trip)
+{
+    const tf_skip_frame *f = tf__skip_top(s);
+    if (f->mode == TF_SKIP_LOOP_SCHEDULE && s->n_frames > 1)
+        f = &s->frames[s->n_frames - 2];
+    if (f->mode == TF_MODE_TRACE)
+        tf_enc_loop_chunk(s->enc, loop, first, count, stride, trip);
 }
 
 /* A signal handler starts. */

@@ -71,6 +71,7 @@
  *   tf_enc_exec_info (info given, checked), tf_enc_exec_fast (unchecked)
  *   tf_enc_event and one writer per event: tf_enc_thread_start,
  *   tf_enc_thread_exit, tf_enc_lock_acquire, tf_enc_lock_release, tf_enc_skip,
+ *   tf_enc_loop_chunk,
  *   tf_enc_syscall, tf_enc_signal, tf_enc_signal_return, tf_enc_marker
  *   tf_enc_flush (end of stream, or before exec / death)
  *   tf_mp_init, tf_mp_len, tf_mp_map, tf_mp_array, tf_mp_str, tf_mp_cstr,
@@ -91,7 +92,7 @@
  * 1. Constants
  * ------------------------------------------------------------------------ */
 
-#define TF_FORMAT_VERSION 2u
+#define TF_FORMAT_VERSION 3u
 #define TF_KIND_BLOCKS 1u
 #define TF_KIND_THREAD 2u
 
@@ -136,7 +137,8 @@ enum tf_event {
     TF_EV_SYSCALL = 6,
     TF_EV_SIGNAL = 7,
     TF_EV_SIGNAL_RETURN = 8,
-    TF_EV_MARKER = 9
+    TF_EV_MARKER = 9,
+    TF_EV_LOOP_CHUNK = 10
 };
 
 enum tf_lock_kind {
@@ -155,7 +157,8 @@ enum tf_skip_reason {
     TF_SKIP_SYNC_WAIT = 1,
     TF_SKIP_EXCLUDED = 2,
     TF_SKIP_OUTSIDE = 3,
-    TF_SKIP_OTHER = 4
+    TF_SKIP_OTHER = 4,
+    TF_SKIP_LOOP_SCHEDULE = 5
 };
 
 enum tf_thread_exit_how { TF_EXIT_ENDED = 0, TF_EXIT_PROCESS = 1 };
@@ -1074,19 +1077,23 @@ static inline int tf_enc_event(tf_encoder *e, unsigned type, const uint8_t *payl
     return tf__enc_end_record(e) == 0 && !e->s.error ? 0 : -1;
 }
 
-/* An event whose payload is `n` varints. */
+/* An event whose payload is the `n` varints of `f`. */
+static inline int tf__enc_event_fields(tf_encoder *e, unsigned type, unsigned n,
+                                       const uint64_t *f)
+{
+    uint8_t buf[5 * TF_VARINT_MAX];
+    size_t len = 0;
+    for (unsigned i = 0; i < n && i < 5; i++)
+        len += tf_put_varint(buf + len, f[i]);
+    return tf_enc_event(e, type, buf, len);
+}
+
+/* An event whose payload is `n` (at most 4) varints. */
 static inline int tf__enc_event_varints(tf_encoder *e, unsigned type, unsigned n,
                                         uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
-    uint8_t buf[4 * TF_VARINT_MAX];
-    size_t len = tf_put_varint(buf, a);
-    if (n > 1)
-        len += tf_put_varint(buf + len, b);
-    if (n > 2)
-        len += tf_put_varint(buf + len, c);
-    if (n > 3)
-        len += tf_put_varint(buf + len, d);
-    return tf_enc_event(e, type, buf, len);
+    const uint64_t f[4] = {a, b, c, d};
+    return tf__enc_event_fields(e, type, n, f);
 }
 
 static inline int tf_enc_thread_start(tf_encoder *e, uint64_t parent, uint64_t stack_lo,
@@ -1134,6 +1141,15 @@ static inline int tf_enc_signal_return(tf_encoder *e, uint64_t signo)
 static inline int tf_enc_marker(tf_encoder *e, uint64_t kind, uint64_t value)
 {
     return tf__enc_event_varints(e, TF_EV_MARKER, 2, kind, value, 0, 0);
+}
+
+/* loop_chunk (FORMAT.md 6.6): `count` iterations from logical iteration
+ * `first` of loop instance `loop`; count 0 = no more for this thread. */
+static inline int tf_enc_loop_chunk(tf_encoder *e, uint64_t loop, uint64_t first,
+                                    uint64_t count, uint64_t stride, uint64_t trip)
+{
+    const uint64_t f[5] = {loop, first, count, stride, trip};
+    return tf__enc_event_fields(e, TF_EV_LOOP_CHUNK, 5, f);
 }
 
 /* End of stream, or a flush before the process dies or execs: writes the

@@ -65,7 +65,8 @@ enum tf_role {
     TF_ROLE_WAIT,      /* barrier or join: skip (reason 1) */
     TF_ROLE_EXCLUDE,   /* --exclude: skip (reason 2) */
     TF_ROLE_ONLY,      /* --only: trace while it is on the call stack */
-    TF_ROLE_CREATE     /* pthread_create: the 3rd argument is the start routine */
+    TF_ROLE_CREATE,    /* pthread_create: the 3rd argument is the start routine */
+    TF_ROLE_SCHEDULE   /* hands out a worksharing loop's iterations: skip (reason 5) */
 };
 
 /* Where the lock address (or start routine) comes from: an integer argument
@@ -173,10 +174,39 @@ static inline int tf_runtime_name_is(const char *name, const char *want)
     return tf__strneq(name, want, n) && (name[n] == 0 || name[n] == '@');
 }
 
+/* `name`, without leading underscores, starts with `prefix` and ends with
+ * `suffix` (before any "@VERSION"). */
+static inline int tf__name_shape(const char *name, const char *prefix, const char *suffix)
+{
+    size_t n = 0, p = tf__strlen(prefix), x = tf__strlen(suffix);
+    while (*name == '_')
+        name++;
+    while (name[n] && name[n] != '@')
+        n++;
+    return n >= p + x && tf__strneq(name, prefix, p) && tf__strneq(name + n - x, suffix, x);
+}
+
+/* The OpenMP runtime functions that hand a thread the iterations of a
+ * worksharing loop (libgomp's GOMP_loop_*_start / _next, libomp's
+ * __kmpc_dispatch_* and __kmpc_for_static_*). Not GOMP_parallel_loop_*:
+ * the team, the caller included, runs inside it. */
+static inline int tf_is_loop_schedule(const char *name)
+{
+    return tf__name_shape(name, "GOMP_loop_", "_start") ||
+           tf__name_shape(name, "GOMP_loop_", "_next") ||
+           tf__name_shape(name, "kmpc_dispatch_init_", "") ||
+           tf__name_shape(name, "kmpc_dispatch_next_", "") ||
+           tf__name_shape(name, "kmpc_for_static_init_", "") ||
+           tf__name_shape(name, "kmpc_for_static_fini", "");
+}
+
 /* The runtime function a raw symbol names, or NULL. */
 static inline const tf_runtime_fn *tf_runtime_lookup(const char *name)
 {
+    static const tf_runtime_fn schedule = {"", {TF_ROLE_SCHEDULE, 0, TF_ARG_NONE, 0, 0}};
     size_t i;
+    if (tf_is_loop_schedule(name))
+        return &schedule;
     if (name[0] != '_' && name[0] != 'p' && name[0] != 's' && name[0] != 'G')
         return 0;
     for (i = 0; i < TF_N_RUNTIME_FNS; i++)

@@ -86,6 +86,9 @@ pub enum SkipReason {
     OutsideRegion,
     /// 4: other.
     Other,
+    /// 5: inside the OpenMP runtime handing out a worksharing loop's
+    /// iterations (format 3).
+    LoopSchedule,
     /// A code this version does not know.
     Unknown(u64),
 }
@@ -100,6 +103,7 @@ impl SkipReason {
             2 => Excluded,
             3 => OutsideRegion,
             4 => Other,
+            5 => LoopSchedule,
             c => Unknown(c),
         }
     }
@@ -112,6 +116,7 @@ impl SkipReason {
             Excluded => 2,
             OutsideRegion => 3,
             Other => 4,
+            LoopSchedule => 5,
             Unknown(c) => c,
         }
     }
@@ -283,6 +288,21 @@ pub enum Event<'a> {
         /// Its value.
         value: u64,
     },
+    /// Type 10: a worksharing loop's runtime handed this thread iterations
+    /// (FORMAT.md §6.6).
+    LoopChunk {
+        /// The loop instance, numbered from 1 in the order instances began.
+        loop_id: u64,
+        /// Logical number of the chunk's first iteration (0 = the loop's first).
+        first: u64,
+        /// Iterations in the chunk; 0: the thread has no more of this loop.
+        count: u64,
+        /// 0: one chunk; otherwise the thread also runs the chunks starting
+        /// at `first + j × stride` (j = 1, 2, …) below `trip`, in order.
+        stride: u64,
+        /// Iterations of the whole loop instance.
+        trip: u64,
+    },
     /// An event type this version does not know.
     Unknown {
         /// The type code.
@@ -308,28 +328,36 @@ impl Event<'_> {
             Event::Signal { .. } => 7,
             Event::SignalReturn { .. } => 8,
             Event::Marker { .. } => 9,
+            Event::LoopChunk { .. } => 10,
             Event::Unknown { ty, .. } => *ty,
         })
     }
 
     /// The payload fields of a known event, in order.
-    fn fields(&self) -> ([u64; 4], usize) {
+    fn fields(&self) -> ([u64; 5], usize) {
         match *self {
             Event::ThreadStart {
                 parent,
                 stack_lo,
                 stack_hi,
                 start_routine,
-            } => ([parent, stack_lo, stack_hi, start_routine], 4),
-            Event::ThreadExit { how } => ([how.code(), 0, 0, 0], 1),
+            } => ([parent, stack_lo, stack_hi, start_routine, 0], 4),
+            Event::ThreadExit { how } => ([how.code(), 0, 0, 0, 0], 1),
             Event::LockAcquire { kind, lock } | Event::LockRelease { kind, lock } => {
-                ([kind.code(), lock, 0, 0], 2)
+                ([kind.code(), lock, 0, 0, 0], 2)
             }
-            Event::Skip { reason, count } => ([reason.code(), count, 0, 0], 2),
-            Event::Syscall { number, nanos } => ([number, nanos, 0, 0], 2),
-            Event::Signal { signo } | Event::SignalReturn { signo } => ([signo, 0, 0, 0], 1),
-            Event::Marker { kind, value } => ([kind, value, 0, 0], 2),
-            Event::Block(_) | Event::Unknown { .. } => ([0; 4], 0),
+            Event::Skip { reason, count } => ([reason.code(), count, 0, 0, 0], 2),
+            Event::Syscall { number, nanos } => ([number, nanos, 0, 0, 0], 2),
+            Event::Signal { signo } | Event::SignalReturn { signo } => ([signo, 0, 0, 0, 0], 1),
+            Event::Marker { kind, value } => ([kind, value, 0, 0, 0], 2),
+            Event::LoopChunk {
+                loop_id,
+                first,
+                count,
+                stride,
+                trip,
+            } => ([loop_id, first, count, stride, trip], 5),
+            Event::Block(_) | Event::Unknown { .. } => ([0; 5], 0),
         }
     }
 }
@@ -353,7 +381,7 @@ pub(crate) fn encode(out: &mut Vec<u8>, e: &Event<'_>) {
 /// Appends an event record whose payload is the varints `fields`.
 pub(crate) fn encode_fields(out: &mut Vec<u8>, ty: u64, fields: &[u64]) {
     varint::put(out, ty << 2 | 2);
-    // At most 4 varints of 10 bytes: the length fits one byte.
+    // At most 5 varints of 10 bytes: the length fits one byte.
     let at = out.len();
     out.push(0);
     for &v in fields {
@@ -362,7 +390,7 @@ pub(crate) fn encode_fields(out: &mut Vec<u8>, ty: u64, fields: &[u64]) {
     out[at] = (out.len() - at - 1) as u8;
 }
 
-/// Decodes the payload of a known event type (1..=9); `None` for others.
+/// Decodes the payload of a known event type (1..=10); `None` for others.
 /// `pos` is the record's offset, for errors.
 pub(crate) fn decode(
     ty: u64,
@@ -373,10 +401,11 @@ pub(crate) fn decode(
         1 => 4,
         2 | 7 | 8 => 1,
         3..=6 | 9 => 2,
+        10 => 5,
         _ => return Ok(None),
     };
     let mut c = Cursor::new(payload);
-    let mut f = [0u64; 4];
+    let mut f = [0u64; 5];
     for v in f.iter_mut().take(n) {
         *v = c
             .varint()
@@ -419,6 +448,13 @@ pub(crate) fn decode(
         },
         7 => Event::Signal { signo: f[0] },
         8 => Event::SignalReturn { signo: f[0] },
+        10 => Event::LoopChunk {
+            loop_id: f[0],
+            first: f[1],
+            count: f[2],
+            stride: f[3],
+            trip: f[4],
+        },
         _ => Event::Marker {
             kind: f[0],
             value: f[1],

@@ -210,15 +210,15 @@ impl Manifest {
     /// ```
     /// // {"version": 1}
     /// let e = tf_trace::Manifest::from_bytes(&[0x81, 0xa7, b'v', b'e', b'r', b's', b'i', b'o', b'n', 1]);
-    /// assert_eq!(e.unwrap_err(), "manifest version 1, this reader knows 2");
+    /// assert_eq!(e.unwrap_err(), "manifest version 1, this reader knows 2 to 3");
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Manifest, String> {
         let m: Manifest =
             rmp_serde::from_slice(bytes).map_err(|e| format!("manifest does not decode: {e}"))?;
-        let known = crate::stream::VERSION as u64;
-        if m.version != known {
+        let (oldest, newest) = (crate::stream::OLDEST_VERSION, crate::stream::VERSION);
+        if !(u64::from(oldest)..=u64::from(newest)).contains(&m.version) {
             return Err(format!(
-                "manifest version {}, this reader knows {known}",
+                "manifest version {}, this reader knows {oldest} to {newest}",
                 m.version
             ));
         }
@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(m.exit_code, None);
         assert_eq!(m.exit_signal, Some(11));
         assert!(!m.complete);
-        assert_eq!(m.version, 2);
+        assert_eq!(m.version, 3);
         assert!(m.only.is_empty() && m.threads.is_empty());
     }
 

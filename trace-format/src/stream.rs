@@ -11,8 +11,11 @@ use crate::error::{Damage, DecodeError, Error, Result};
 pub const STREAM_MAGIC: &[u8; 8] = b"TFSTREAM";
 /// `TFCK`, the first 4 bytes of every chunk.
 pub const CHUNK_MAGIC: &[u8; 4] = b"TFCK";
-/// The format version this crate reads and writes.
-pub const VERSION: u32 = 2;
+/// The format version this crate writes.
+pub const VERSION: u32 = 3;
+/// The oldest format version this crate reads (version 2 is version 3
+/// without `loop_chunk` events).
+pub const OLDEST_VERSION: u32 = 2;
 /// Size of the file header.
 pub const FILE_HEADER_LEN: usize = 32;
 /// Size of a chunk header.
@@ -155,8 +158,10 @@ impl StreamHeader {
         }
         let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().unwrap());
         let version = u32_at(8);
-        if version != VERSION {
-            return bad(format!("version {version}, this reader knows {VERSION}"));
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
+            return bad(format!(
+                "version {version}, this reader knows {OLDEST_VERSION} to {VERSION}"
+            ));
         }
         let kind = match u32_at(12) {
             1 => StreamKind::BlockTable,

@@ -693,6 +693,24 @@ impl ThreadWriter<'_> {
     pub fn marker(&mut self, kind: u64, value: u64) -> Result<()> {
         self.event(&Event::Marker { kind, value })
     }
+    /// `loop_chunk` (type 10): `count` iterations from logical iteration
+    /// `first` of loop instance `loop_id` (FORMAT.md §6.6).
+    pub fn loop_chunk(
+        &mut self,
+        loop_id: u64,
+        first: u64,
+        count: u64,
+        stride: u64,
+        trip: u64,
+    ) -> Result<()> {
+        self.event(&Event::LoopChunk {
+            loop_id,
+            first,
+            count,
+            stride,
+            trip,
+        })
+    }
     /// An event of any type with a raw payload (to test readers with
     /// types they do not know). Type 0 (`partial`) is refused.
     pub fn raw_event(&mut self, ty: u64, payload: &[u8]) -> Result<()> {

@@ -1,0 +1,285 @@
+//! OpenMP worksharing loops: one unit per loop iteration, numbered as the
+//! GPU numbers its threads.
+//!
+//! The tracer records, in each thread's stream, every chunk of iterations
+//! the OpenMP runtime hands the thread (`loop_chunk` events, FORMAT.md §6.6):
+//! the loop instance and the logical numbers of the chunk's iterations. The
+//! thread then runs them, in order, in the function that asked for them. A
+//! *stretch* is what a thread runs from one `loop_chunk` event to its next.
+//!
+//! **The iteration block** of a function `F` whose stretches run chunks is
+//! the canonical block that, at `F`'s own frame, runs exactly as many times
+//! in a stretch as the stretch has iterations, in every stretch of `F`; when
+//! several do, the one a stretch reaches first. Whatever shape the compiler
+//! gave the loop (a rotated loop whose test is at the bottom, a test at the
+//! top that runs once more than the body, latches duplicated so that some
+//! jump back past the header, several back edges), some block of the body
+//! runs once per iteration; the runtime's count is the witness that picks
+//! it and a check that fails loudly when none does.
+//!
+//! **An iteration** runs from one arrival at the iteration block to the next
+//! one, to the first step at `F`'s frame in a block from which the iteration
+//! block cannot be reached (the loop's exit), or to the stretch's end,
+//! whichever comes first; its callees belong to it. Its number is the
+//! chunk's first logical iteration plus the arrivals before it (for a
+//! static schedule with a stride, chunk by chunk). A stretch whose arrivals
+//! differ from its iteration count is an error, as is a loop instance whose
+//! numbers are not exactly `0..trip`.
+
+use crate::blocks::CBlockId;
+use crate::frames::FrameTracker;
+use std::collections::{HashMap, HashSet};
+
+/// A `loop_chunk` event: iterations the runtime handed one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopChunk {
+    /// The loop instance (from 1, in program order).
+    pub loop_id: u64,
+    /// Logical number of the chunk's first iteration.
+    pub first: u64,
+    /// Iterations per chunk; 0 ends the thread's part of the loop.
+    pub count: u64,
+    /// 0: one chunk; else the distance to the thread's next chunk.
+    pub stride: u64,
+    /// Iterations of the whole instance.
+    pub trip: u64,
+}
+
+impl LoopChunk {
+    /// How many iterations the thread runs in this stretch.
+    ///
+    /// ```
+    /// use tf_analyzer::worksharing::LoopChunk;
+    /// let c = LoopChunk { loop_id: 1, first: 2, count: 2, stride: 8, trip: 13 };
+    /// // chunks [2, 4), [10, 12) and nothing from 18 on
+    /// assert_eq!(c.iterations(), 4);
+    /// ```
+    pub fn iterations(&self) -> u64 {
+        if self.stride == 0 || self.count == 0 {
+            return self.count;
+        }
+        let mut n = 0;
+        let mut at = self.first;
+        while at < self.trip {
+            n += self.count.min(self.trip - at);
+            at = at.saturating_add(self.stride);
+        }
+        n
+    }
+
+    /// The logical number of the `k`-th iteration (from 0) of the stretch.
+    ///
+    /// ```
+    /// use tf_analyzer::worksharing::LoopChunk;
+    /// let c = LoopChunk { loop_id: 1, first: 2, count: 2, stride: 8, trip: 13 };
+    /// assert_eq!((0..4).map(|k| c.number(k)).collect::<Vec<_>>(), [2, 3, 10, 11]);
+    /// ```
+    pub fn number(&self, k: u64) -> u64 {
+        if self.stride == 0 || self.count == 0 {
+            self.first + k
+        } else {
+            self.first + k / self.count * self.stride + k % self.count
+        }
+    }
+}
+
+/// Where a stretch runs: its function's frame, learnt at its first step.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    depth: usize,
+    entry: u64,
+}
+
+/// What one thread's stretches showed about each function's loop.
+#[derive(Default)]
+pub struct LoopCensus {
+    functions: HashMap<u64, FunctionCensus>,
+    /// Each loop instance's trip count.
+    pub trips: HashMap<u64, u64>,
+    open: Option<(LoopChunk, Option<Frame>)>,
+    counts: HashMap<CBlockId, u64>,
+    order: Vec<CBlockId>,
+    prev: Option<CBlockId>,
+}
+
+#[derive(Default)]
+struct FunctionCensus {
+    /// Blocks that ran once per iteration in every stretch so far, in the
+    /// order the first stretch reached them.
+    candidates: Option<Vec<CBlockId>>,
+    /// Edges between consecutive steps at the function's frame.
+    edges: HashSet<(CBlockId, CBlockId)>,
+}
+
+impl LoopCensus {
+    /// A `loop_chunk` event: the stretch before it ends, another begins.
+    pub fn chunk(&mut self, c: LoopChunk) {
+        self.close();
+        self.trips.insert(c.loop_id, c.trip);
+        self.open = Some((c, None));
+    }
+
+    /// A step, `tracker` already past it.
+    pub fn step(&mut self, cblock: CBlockId, tracker: &FrameTracker) {
+        let Some((_, frame)) = &mut self.open else {
+            return;
+        };
+        let here = Frame {
+            depth: tracker.depth(),
+            entry: tracker.top().entry,
+        };
+        let f = *frame.get_or_insert(here);
+        if here.depth != f.depth || here.entry != f.entry {
+            return;
+        }
+        let n = self.counts.entry(cblock).or_insert(0);
+        if *n == 0 {
+            self.order.push(cblock);
+        }
+        *n += 1;
+        if let Some(p) = self.prev.replace(cblock) {
+            self.functions
+                .entry(f.entry)
+                .or_default()
+                .edges
+                .insert((p, cblock));
+        }
+    }
+
+    /// The thread ended.
+    pub fn finish(&mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        self.prev = None;
+        let counts = std::mem::take(&mut self.counts);
+        let order = std::mem::take(&mut self.order);
+        let Some((c, Some(f))) = self.open.take() else {
+            return;
+        };
+        let want = c.iterations();
+        if want == 0 {
+            return;
+        }
+        let fc = self.functions.entry(f.entry).or_default();
+        let keep = |b: &CBlockId| counts.get(b) == Some(&want);
+        fc.candidates = Some(match fc.candidates.take() {
+            None => order.into_iter().filter(keep).collect(),
+            Some(v) => v.into_iter().filter(keep).collect(),
+        });
+    }
+
+    /// Adds another thread's census (`self` is the earlier thread).
+    pub fn merge(&mut self, other: LoopCensus) {
+        self.trips.extend(other.trips);
+        for (entry, o) in other.functions {
+            let mine = self.functions.entry(entry).or_default();
+            mine.edges.extend(o.edges);
+            mine.candidates = match (mine.candidates.take(), o.candidates) {
+                (Some(a), Some(b)) => Some(a.into_iter().filter(|x| b.contains(x)).collect()),
+                (a, b) => a.or(b),
+            };
+        }
+    }
+
+    /// Whether the thread ran any worksharing loop.
+    pub fn is_empty(&self) -> bool {
+        self.trips.is_empty()
+    }
+
+    /// The iteration block and loop of every function that ran chunks, or
+    /// the entry of the first function where no block runs once per
+    /// iteration.
+    pub fn plan(&self) -> Result<IterationPlan, u64> {
+        let mut loops = HashMap::new();
+        for (&entry, fc) in &self.functions {
+            let Some(&block) = fc.candidates.as_ref().and_then(|c| c.first()) else {
+                if fc.candidates.is_some() {
+                    return Err(entry);
+                }
+                continue; // only empty stretches
+            };
+            // Blocks from which the iteration block can be reached.
+            let mut reach = HashSet::from([block]);
+            let mut work = vec![block];
+            while let Some(x) = work.pop() {
+                for &(a, b) in &fc.edges {
+                    if b == x && reach.insert(a) {
+                        work.push(a);
+                    }
+                }
+            }
+            loops.insert(entry, IterationLoop { block, reach });
+        }
+        Ok(IterationPlan { loops })
+    }
+}
+
+/// The loop a function's stretches iterate.
+#[derive(Clone, Debug)]
+pub struct IterationLoop {
+    /// The iteration block.
+    pub block: CBlockId,
+    /// Blocks from which it can be reached: leaving them ends an iteration.
+    pub reach: HashSet<CBlockId>,
+}
+
+/// Every function's [`IterationLoop`], by entry address.
+#[derive(Clone, Debug, Default)]
+pub struct IterationPlan {
+    /// By the function's entry address.
+    pub loops: HashMap<u64, IterationLoop>,
+}
+
+/// A unit's place in its loop: instance and logical iteration number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Iteration {
+    /// The loop instance.
+    pub loop_id: u64,
+    /// The logical iteration number.
+    pub number: u64,
+}
+
+/// Checks that each loop instance's iterations are numbered exactly
+/// `0..trip`, given every unit's iteration (any order) and each instance's
+/// trip count; returns the first problem.
+///
+/// ```
+/// use tf_analyzer::worksharing::{check_numbering, Iteration};
+/// let it = |loop_id, number| Iteration { loop_id, number };
+/// let trips = [(1, 2)].into_iter().collect();
+/// assert!(check_numbering(&[it(1, 1), it(1, 0)], &trips).is_ok());
+/// assert!(check_numbering(&[it(1, 1), it(1, 1)], &trips).is_err());
+/// ```
+pub fn check_numbering(iterations: &[Iteration], trips: &HashMap<u64, u64>) -> Result<(), String> {
+    let mut sorted = iterations.to_vec();
+    sorted.sort_unstable();
+    let mut by_loop: HashMap<u64, u64> = HashMap::new();
+    for w in sorted.windows(2) {
+        if w[0] == w[1] {
+            return Err(format!(
+                "loop instance {}: iteration {} was cut twice",
+                w[0].loop_id, w[0].number
+            ));
+        }
+    }
+    for it in &sorted {
+        *by_loop.entry(it.loop_id).or_default() += 1;
+    }
+    for (&l, &trip) in trips {
+        let n = by_loop.get(&l).copied().unwrap_or(0);
+        let max = sorted
+            .iter()
+            .filter(|i| i.loop_id == l)
+            .map(|i| i.number + 1)
+            .max()
+            .unwrap_or(0);
+        if n != trip || max != trip {
+            return Err(format!(
+                "loop instance {l}: the runtime handed out {trip} iterations, {n} were cut"
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,302 @@
+/* tf's preload library (vgpreload_tf-amd64-linux.so): wraps the OpenMP
+ * runtime functions that hand out the iterations of worksharing loops, in
+ * GCC's libgomp and LLVM's libomp, and tells the tool what each call handed
+ * out (tf_requests.h). The tool turns that into `loop_chunk` events
+ * (FORMAT.md §6.6), which let the analyzer number every iteration as the GPU
+ * would number its threads.
+ *
+ * Valgrind loads this library into every traced program and redirects calls
+ * of the wrapped functions here. The tool does not trace these wrappers, nor
+ * what they call: the runtime's chunk bookkeeping is no work of the loop.
+ * Runtime functions are declared weak so that programs without an OpenMP
+ * runtime load the library too. */
+#include "tf_requests.h"
+#include <stdbool.h>
+
+typedef unsigned long long ull;
+typedef unsigned long W;
+
+extern int omp_get_level(void) __attribute__((weak));
+extern int omp_get_ancestor_thread_num(int) __attribute__((weak));
+extern int omp_get_thread_num(void) __attribute__((weak));
+extern int omp_get_num_threads(void) __attribute__((weak));
+
+/* The calling thread's team (tf_requests.h). */
+static W team(void)
+{
+   int level = omp_get_level ? omp_get_level() : 0;
+   int master = level > 0 && omp_get_ancestor_thread_num ? omp_get_ancestor_thread_num(level - 1) : 0;
+   return ((W)level << 32) | (unsigned)master;
+}
+
+/* The team a master is about to start. */
+static W next_team(void)
+{
+   int level = omp_get_level ? omp_get_level() : 0;
+   int me = omp_get_thread_num ? omp_get_thread_num() : 0;
+   return ((W)(level + 1) << 32) | (unsigned)me;
+}
+
+static W team_size(void)
+{
+   return omp_get_num_threads ? (W)omp_get_num_threads() : 1;
+}
+
+/* Iterations of [start, end) by incr, in signed or unsigned 64-bit space. */
+static W trip(W start, W end, W incr)
+{
+   long d = (long)(end - start), s = (long)incr;
+   if (s == 0 || (s > 0 ? d <= 0 : d >= 0))
+      return 0;
+   return s > 0 ? (W)((d + s - 1) / s) : (W)((-d + -s - 1) / -s);
+}
+
+static void begin(W start, W end, W incr)
+{
+   VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_BEGIN, start, incr, trip(start, end, incr), team(),
+                                   team_size());
+}
+
+static void chunk(bool got, W lo, W hi)
+{
+   if (!got)
+      lo = hi = 0;
+   VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_CHUNK, lo, hi, 0, team(), team_size());
+}
+
+static void combined(W start, W end, W incr)
+{
+   VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_COMBINED, start, incr, trip(start, end, incr),
+                                   next_team(), 0);
+}
+
+#define GOMP(fn) I_WRAP_SONAME_FNNAME_ZU(libgompZdsoZa, fn)
+#define KMP(fn) I_WRAP_SONAME_FNNAME_ZU(libompZdsoZa, fn)
+
+/* ---- libgomp: bool GOMP_loop_X_start(start, end, incr, chunk, *istart, *iend) */
+#define GOMP_START(X)                                                                      \
+   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long c, long *lo, long *hi);  \
+   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long c, long *lo, long *hi)   \
+   {                                                                                       \
+      OrigFn fn;                                                                           \
+      W r;                                                                                 \
+      VALGRIND_GET_ORIG_FN(fn);                                                            \
+      begin(s, e, i);                                                                      \
+      CALL_FN_W_6W(r, fn, s, e, i, c, lo, hi);                                             \
+      chunk((bool)r, *lo, *hi);                                                            \
+      return (bool)r;                                                                      \
+   }
+#define GOMP_RUNTIME_START(X)                                                      \
+   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long *lo, long *hi);  \
+   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long *lo, long *hi)   \
+   {                                                                               \
+      OrigFn fn;                                                                   \
+      W r;                                                                         \
+      VALGRIND_GET_ORIG_FN(fn);                                                    \
+      begin(s, e, i);                                                              \
+      CALL_FN_W_5W(r, fn, s, e, i, lo, hi);                                        \
+      chunk((bool)r, *lo, *hi);                                                    \
+      return (bool)r;                                                              \
+   }
+/* bool GOMP_loop_X_next(*istart, *iend), and the ull twins */
+#define GOMP_NEXT(X, T)                                        \
+   bool GOMP(GOMP_loop_##X##_next)(T * lo, T * hi);           \
+   bool GOMP(GOMP_loop_##X##_next)(T * lo, T * hi)            \
+   {                                                           \
+      OrigFn fn;                                               \
+      W r;                                                     \
+      VALGRIND_GET_ORIG_FN(fn);                                \
+      CALL_FN_W_WW(r, fn, lo, hi);                             \
+      chunk((bool)r, (W)*lo, (W)*hi);                          \
+      return (bool)r;                                          \
+   }
+/* void GOMP_parallel_loop_X(fn, data, nthreads, start, end, incr, chunk, flags) */
+#define GOMP_PARALLEL(X)                                                                      \
+   void GOMP(GOMP_parallel_loop_##X)(void (*f)(void *), void *d, unsigned n, long s, long e, \
+                                     long i, long c, unsigned fl);                            \
+   void GOMP(GOMP_parallel_loop_##X)(void (*f)(void *), void *d, unsigned n, long s, long e, \
+                                     long i, long c, unsigned fl)                             \
+   {                                                                                          \
+      OrigFn fn;                                                                              \
+      W r;                                                                                    \
+      VALGRIND_GET_ORIG_FN(fn);                                                               \
+      combined(s, e, i);                                                                      \
+      CALL_FN_W_8W(r, fn, f, d, n, s, e, i, c, fl);                                           \
+      (void)r;                                                                                \
+   }
+#define GOMP_PARALLEL_RUNTIME(X)                                                              \
+   void GOMP(GOMP_parallel_loop_##X)(void (*f)(void *), void *d, unsigned n, long s, long e, \
+                                     long i, unsigned fl);                                    \
+   void GOMP(GOMP_parallel_loop_##X)(void (*f)(void *), void *d, unsigned n, long s, long e, \
+                                     long i, unsigned fl)                                     \
+   {                                                                                          \
+      OrigFn fn;                                                                              \
+      W r;                                                                                    \
+      VALGRIND_GET_ORIG_FN(fn);                                                               \
+      combined(s, e, i);                                                                      \
+      CALL_FN_W_7W(r, fn, f, d, n, s, e, i, fl);                                              \
+      (void)r;                                                                                \
+   }
+/* bool GOMP_loop_ull_X_start(up, start, end, incr, chunk, *istart, *iend) */
+#define GOMP_ULL_START(X)                                                                 \
+   bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull c, ull *lo,    \
+                                        ull *hi);                                         \
+   bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull c, ull *lo,    \
+                                        ull *hi)                                          \
+   {                                                                                      \
+      OrigFn fn;                                                                          \
+      W r;                                                                                \
+      VALGRIND_GET_ORIG_FN(fn);                                                           \
+      begin(s, e, i);                                                                     \
+      CALL_FN_W_7W(r, fn, up, s, e, i, c, lo, hi);                                        \
+      chunk((bool)r, *lo, *hi);                                                           \
+      return (bool)r;                                                                     \
+   }
+#define GOMP_ULL_RUNTIME_START(X)                                                          \
+   bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull *lo, ull *hi); \
+   bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull *lo, ull *hi)  \
+   {                                                                                       \
+      OrigFn fn;                                                                           \
+      W r;                                                                                 \
+      VALGRIND_GET_ORIG_FN(fn);                                                            \
+      begin(s, e, i);                                                                      \
+      CALL_FN_W_6W(r, fn, up, s, e, i, lo, hi);                                            \
+      chunk((bool)r, *lo, *hi);                                                            \
+      return (bool)r;                                                                      \
+   }
+
+GOMP_START(static)
+GOMP_START(dynamic)
+GOMP_START(guided)
+GOMP_START(nonmonotonic_dynamic)
+GOMP_START(nonmonotonic_guided)
+GOMP_RUNTIME_START(runtime)
+GOMP_RUNTIME_START(nonmonotonic_runtime)
+GOMP_RUNTIME_START(maybe_nonmonotonic_runtime)
+GOMP_NEXT(static, long)
+GOMP_NEXT(dynamic, long)
+GOMP_NEXT(guided, long)
+GOMP_NEXT(nonmonotonic_dynamic, long)
+GOMP_NEXT(nonmonotonic_guided, long)
+GOMP_NEXT(runtime, long)
+GOMP_NEXT(nonmonotonic_runtime, long)
+GOMP_NEXT(maybe_nonmonotonic_runtime, long)
+GOMP_PARALLEL(static)
+GOMP_PARALLEL(dynamic)
+GOMP_PARALLEL(guided)
+GOMP_PARALLEL(nonmonotonic_dynamic)
+GOMP_PARALLEL(nonmonotonic_guided)
+GOMP_PARALLEL_RUNTIME(runtime)
+GOMP_PARALLEL_RUNTIME(nonmonotonic_runtime)
+GOMP_PARALLEL_RUNTIME(maybe_nonmonotonic_runtime)
+GOMP_ULL_START(static)
+GOMP_ULL_START(dynamic)
+GOMP_ULL_START(guided)
+GOMP_ULL_START(nonmonotonic_dynamic)
+GOMP_ULL_START(nonmonotonic_guided)
+GOMP_ULL_RUNTIME_START(runtime)
+GOMP_ULL_RUNTIME_START(nonmonotonic_runtime)
+GOMP_ULL_RUNTIME_START(maybe_nonmonotonic_runtime)
+GOMP_NEXT(ull_static, ull)
+GOMP_NEXT(ull_dynamic, ull)
+GOMP_NEXT(ull_guided, ull)
+GOMP_NEXT(ull_nonmonotonic_dynamic, ull)
+GOMP_NEXT(ull_nonmonotonic_guided, ull)
+GOMP_NEXT(ull_runtime, ull)
+GOMP_NEXT(ull_nonmonotonic_runtime, ull)
+GOMP_NEXT(ull_maybe_nonmonotonic_runtime, ull)
+
+/* bool GOMP_loop_start(start, end, incr, sched, chunk, *istart, *iend,
+ * reductions, mem): the entry GCC uses for loops with task reductions or
+ * allocated private memory; istart is NULL when the loop is not taken here. */
+bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, long *hi, W *red,
+                           void **mem);
+bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, long *hi, W *red,
+                           void **mem)
+{
+   OrigFn fn;
+   W r;
+   VALGRIND_GET_ORIG_FN(fn);
+   if (lo)
+      begin(s, e, i);
+   CALL_FN_W_9W(r, fn, s, e, i, sc, c, lo, hi, red, mem);
+   if (lo)
+      chunk((bool)r, *lo, *hi);
+   return (bool)r;
+}
+
+/* ---- libomp. Bounds are inclusive; types of 4 and 8 bytes, signed and not. */
+#define KMP_SIGNED(T) ((T)-1 < (T)0)
+/* A bound of T widened to a 64-bit word, sign-extended for signed T. */
+#define KMP_W(T, v) (KMP_SIGNED(T) ? (W)(long)(v) : (W)(v))
+
+/* void __kmpc_dispatch_init_X(loc, gtid, schedule, lb, ub, st, chunk) */
+#define KMP_DISPATCH(X, T)                                                                 \
+   void KMP(__kmpc_dispatch_init_##X)(void *loc, int gtid, int sch, T lb, T ub, T st,     \
+                                      T c);                                                \
+   void KMP(__kmpc_dispatch_init_##X)(void *loc, int gtid, int sch, T lb, T ub, T st, T c) \
+   {                                                                                       \
+      OrigFn fn;                                                                           \
+      W r;                                                                                 \
+      VALGRIND_GET_ORIG_FN(fn);                                                            \
+      begin(KMP_W(T, lb), KMP_W(T, ub) + KMP_W(T, st), KMP_W(T, st));                      \
+      CALL_FN_W_7W(r, fn, loc, gtid, sch, KMP_W(T, lb), KMP_W(T, ub), KMP_W(T, st),        \
+                   KMP_W(T, c));                                                           \
+      (void)r;                                                                             \
+   }                                                                                       \
+   int KMP(__kmpc_dispatch_next_##X)(void *loc, int gtid, int *last, T *lb, T *ub, T *st); \
+   int KMP(__kmpc_dispatch_next_##X)(void *loc, int gtid, int *last, T *lb, T *ub, T *st)  \
+   {                                                                                       \
+      OrigFn fn;                                                                           \
+      W r;                                                                                 \
+      VALGRIND_GET_ORIG_FN(fn);                                                            \
+      CALL_FN_W_6W(r, fn, loc, gtid, last, lb, ub, st);                                    \
+      W step = st ? KMP_W(T, *st) : 1;                                                     \
+      chunk((int)r != 0, KMP_W(T, *lb), KMP_W(T, *ub) + step);                             \
+      return (int)r;                                                                       \
+   }
+
+/* void __kmpc_for_static_init_X(loc, gtid, schedtype, *plastiter, *plower,
+ * *pupper, *pstride, incr, chunk): on return [*plower, *pupper] is the
+ * thread's first chunk and, for a chunked schedule (33), *pstride the
+ * distance to its next one. */
+#define KMP_STATIC(X, T)                                                                       \
+   void KMP(__kmpc_for_static_init_##X)(void *loc, int gtid, int sch, int *last, T *lower,    \
+                                        T *upper, T *stride, T incr, T c);                     \
+   void KMP(__kmpc_for_static_init_##X)(void *loc, int gtid, int sch, int *last, T *lower,    \
+                                        T *upper, T *stride, T incr, T c)                      \
+   {                                                                                           \
+      OrigFn fn;                                                                               \
+      W r;                                                                                     \
+      VALGRIND_GET_ORIG_FN(fn);                                                                \
+      W s = KMP_W(T, *lower), i = KMP_W(T, incr);                                              \
+      begin(s, KMP_W(T, *upper) + i, i);                                                       \
+      CALL_FN_W_9W(r, fn, loc, gtid, sch, last, lower, upper, stride, KMP_W(T, incr),          \
+                   KMP_W(T, c));                                                               \
+      (void)r;                                                                                 \
+      W lo = KMP_W(T, *lower), hi = KMP_W(T, *upper) + i;                                      \
+      if (trip(lo, hi, i) == 0)                                                                \
+         lo = hi = 0;                                                                          \
+      VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_STATIC, lo, hi,                              \
+                                      sch == 33 ? KMP_W(T, *stride) : 0, team(), team_size()); \
+   }
+
+KMP_DISPATCH(4, int)
+KMP_DISPATCH(4u, unsigned)
+KMP_DISPATCH(8, long)
+KMP_DISPATCH(8u, unsigned long)
+KMP_STATIC(4, int)
+KMP_STATIC(4u, unsigned)
+KMP_STATIC(8, long)
+KMP_STATIC(8u, unsigned long)
+
+void KMP(__kmpc_for_static_fini)(void *loc, int gtid);
+void KMP(__kmpc_for_static_fini)(void *loc, int gtid)
+{
+   OrigFn fn;
+   W r;
+   VALGRIND_GET_ORIG_FN(fn);
+   VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_END, 0, 0, 0, team(), 0);
+   CALL_FN_W_WW(r, fn, loc, gtid);
+   (void)r;
+}

@@ -1,0 +1,34 @@
+/* Client requests from tf's preload library (tf_omp_preload.c) to the tool
+ * (tf_omp.c): what the OpenMP runtime handed a thread of a worksharing loop.
+ * Shared by both sides; the meaning of the arguments is theirs to agree on.
+ *
+ * Every request carries the calling thread's team: `team` = (nesting level
+ * << 32) | the thread number of the team's master in its enclosing team, and
+ * `size` = the number of threads of the team (omp_get_num_threads()). Loop
+ * bounds travel in the user's iteration space as 64-bit words; the tool turns
+ * them into logical iteration numbers. */
+#ifndef TF_REQUESTS_H
+#define TF_REQUESTS_H
+
+#include "valgrind.h"
+
+enum {
+   /* A thread begins a worksharing loop: a1 start, a2 incr, a3 trip count,
+    * a4 team, a5 size. */
+   TF_REQ_LOOP_BEGIN = VG_USERREQ_TOOL_BASE('T', 'F'),
+   /* The master of a combined `parallel for` is about to start its team:
+    * the loop the team's threads will take chunks of (a1 start, a2 incr,
+    * a3 trip count, a4 the new team). */
+   TF_REQ_LOOP_COMBINED,
+   /* The runtime handed the thread the chunk [a1, a2) (a1 == a2: none left,
+    * the thread's part of the loop is over); a4 team, a5 size. */
+   TF_REQ_LOOP_CHUNK,
+   /* A static schedule gave the thread [a1, a2) and, when a3 != 0, every
+    * chunk of the same length a3 further on (user-space units) while it
+    * stays inside the loop; a4 team, a5 size. */
+   TF_REQ_LOOP_STATIC,
+   /* The thread's part of a static loop is over (a4 team). */
+   TF_REQ_LOOP_END
+};
+
+#endif
