@@ -31,12 +31,14 @@ pub(crate) fn recut(
         if census.is_empty() {
             return Ok(None);
         }
-        let mut plan = census.plan().map_err(|entry| {
-            Error::Iterations(format!(
+        let mut plan = census
+            .plan(job.canon, job.trace.blocks())
+            .map_err(|entry| {
+                Error::Iterations(format!(
                 "no block of the function at {entry:#x} runs once per iteration in every chunk \
                  the OpenMP runtime handed out"
             ))
-        })?;
+            })?;
         if !entries.is_empty() {
             plan.loops.retain(|e, _| entries.contains(e));
         }

@@ -7,28 +7,38 @@
 //! thread then runs them, in order, in the function that asked for them. A
 //! *stretch* is what a thread runs from one `loop_chunk` event to its next.
 //!
-//! **The iteration block** of a function `F` whose stretches run chunks is
-//! the canonical block that, at `F`'s own frame, runs exactly as many times
-//! in a stretch as the stretch has iterations, in every stretch of `F`; when
-//! several do, the one a stretch reaches first. Whatever shape the compiler
-//! gave the loop (a rotated loop whose test is at the bottom, a test at the
-//! top that runs once more than the body, latches duplicated so that some
-//! jump back past the header, several back edges), some block of the body
-//! runs once per iteration; the runtime's count is the witness that picks
-//! it and a check that fails loudly when none does.
+//! **The iteration loop** of a function `F` whose stretches run chunks is
+//! found on the graph of the blocks `F`'s stretches ran at `F`'s own frame,
+//! with both the edges that ran and the edges their code has (a jump's or a
+//! branch's target, the next instruction; so that a loop whose back edge
+//! never ran, because every chunk held one iteration, is still a loop),
+//! entered where stretches begin. It is the outermost natural loop that
+//! holds no block that asked the runtime for a chunk (that one is the
+//! chunk-fetching loop around it).
+//!
+//! **The iteration block** is the block of that loop that runs exactly as
+//! many times in a stretch as the stretch has iterations, in every stretch of
+//! `F`, and that a stretch reaches first. Whatever shape the compiler gave
+//! the loop (a rotated loop whose test is at the bottom, a test at the top
+//! that runs once more than the body, a loop entered in the middle, latches
+//! duplicated so that some jump back past the header, several back edges),
+//! some block of it runs once per iteration; the runtime's count is the
+//! witness that picks it, and a check that fails loudly when none does.
 //!
 //! **An iteration** runs from one arrival at the iteration block to the next
-//! one, to the first step at `F`'s frame in a block from which the iteration
-//! block cannot be reached (the loop's exit), or to the stretch's end,
-//! whichever comes first; its callees belong to it. Its number is the
+//! one, to the first step at `F`'s frame outside the iteration loop, or to
+//! the stretch's end, whichever comes first; its callees belong to it. Its number is the
 //! chunk's first logical iteration plus the arrivals before it (for a
 //! static schedule with a stride, chunk by chunk). A stretch whose arrivals
 //! differ from its iteration count is an error, as is a loop instance whose
 //! numbers are not exactly `0..trip`.
 
-use crate::blocks::CBlockId;
+use crate::blocks::{CBlockId, CanonicalBlocks};
+use crate::code_flow::successors;
 use crate::frames::FrameTracker;
+use crate::loops::natural_loops;
 use std::collections::{HashMap, HashSet};
+use tf_trace::BlockTable;
 
 /// A `loop_chunk` event: iterations the runtime handed one thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +119,10 @@ struct FunctionCensus {
     candidates: Option<Vec<CBlockId>>,
     /// Edges between consecutive steps at the function's frame.
     edges: HashSet<(CBlockId, CBlockId)>,
+    /// The first block of each stretch.
+    starts: HashSet<CBlockId>,
+    /// The last block of each stretch: where the next chunk was asked for.
+    fetches: HashSet<CBlockId>,
 }
 
 impl LoopCensus {
@@ -137,13 +151,11 @@ impl LoopCensus {
             self.order.push(cblock);
         }
         *n += 1;
-        if let Some(p) = self.prev.replace(cblock) {
-            self.functions
-                .entry(f.entry)
-                .or_default()
-                .edges
-                .insert((p, cblock));
-        }
+        let fc = self.functions.entry(f.entry).or_default();
+        match self.prev.replace(cblock) {
+            Some(p) => fc.edges.insert((p, cblock)),
+            None => fc.starts.insert(cblock),
+        };
     }
 
     /// The thread ended.
@@ -152,17 +164,18 @@ impl LoopCensus {
     }
 
     fn close(&mut self) {
-        self.prev = None;
+        let last = self.prev.take();
         let counts = std::mem::take(&mut self.counts);
         let order = std::mem::take(&mut self.order);
         let Some((c, Some(f))) = self.open.take() else {
             return;
         };
+        let fc = self.functions.entry(f.entry).or_default();
+        fc.fetches.extend(last);
         let want = c.iterations();
         if want == 0 {
             return;
         }
-        let fc = self.functions.entry(f.entry).or_default();
         let keep = |b: &CBlockId| counts.get(b) == Some(&want);
         fc.candidates = Some(match fc.candidates.take() {
             None => order.into_iter().filter(keep).collect(),
@@ -176,6 +189,8 @@ impl LoopCensus {
         for (entry, o) in other.functions {
             let mine = self.functions.entry(entry).or_default();
             mine.edges.extend(o.edges);
+            mine.starts.extend(o.starts);
+            mine.fetches.extend(o.fetches);
             mine.candidates = match (mine.candidates.take(), o.candidates) {
                 (Some(a), Some(b)) => Some(a.into_iter().filter(|x| b.contains(x)).collect()),
                 (a, b) => a.or(b),
@@ -191,28 +206,70 @@ impl LoopCensus {
     /// The iteration block and loop of every function that ran chunks, or
     /// the entry of the first function where no block runs once per
     /// iteration.
-    pub fn plan(&self) -> Result<IterationPlan, u64> {
+    pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable) -> Result<IterationPlan, u64> {
         let mut loops = HashMap::new();
         for (&entry, fc) in &self.functions {
-            let Some(&block) = fc.candidates.as_ref().and_then(|c| c.first()) else {
-                if fc.candidates.is_some() {
-                    return Err(entry);
-                }
+            let Some(candidates) = fc.candidates.as_ref() else {
                 continue; // only empty stretches
             };
-            // Blocks from which the iteration block can be reached.
-            let mut reach = HashSet::from([block]);
-            let mut work = vec![block];
-            while let Some(x) = work.pop() {
-                for &(a, b) in &fc.edges {
-                    if b == x && reach.insert(a) {
-                        work.push(a);
-                    }
-                }
-            }
+            let Some(lp) = fc.iteration_loop(canon, table, candidates) else {
+                return Err(entry);
+            };
+            let Some(&block) = candidates.iter().find(|c| lp.contains(c)) else {
+                return Err(entry);
+            };
+            let reach = lp;
             loops.insert(entry, IterationLoop { block, reach });
         }
         Ok(IterationPlan { loops })
+    }
+}
+
+impl FunctionCensus {
+    /// The blocks of the iteration loop: the outermost natural loop of the
+    /// stretches' graph that asks the runtime for nothing and holds a block
+    /// that runs once per iteration.
+    fn iteration_loop(
+        &self,
+        canon: &CanonicalBlocks,
+        table: &BlockTable,
+        candidates: &[CBlockId],
+    ) -> Option<HashSet<CBlockId>> {
+        let nodes: HashSet<CBlockId> = self
+            .edges
+            .iter()
+            .flat_map(|&(a, b)| [a, b])
+            .chain(self.starts.iter().copied())
+            .collect();
+        // A target inside a block (a back edge that never ran does not split
+        // blocks) goes to that block.
+        let mut ranges: Vec<(u64, u64, CBlockId)> = nodes
+            .iter()
+            .map(|&c| (canon.block(c).address, canon.block(c).end_address, c))
+            .collect();
+        ranges.sort_unstable();
+        let at = |a: u64| {
+            let i = ranges.partition_point(|r| r.0 <= a).checked_sub(1)?;
+            (a < ranges[i].1).then_some(ranges[i].2)
+        };
+        let mut edges: Vec<(CBlockId, CBlockId)> = self.edges.iter().copied().collect();
+        for &c in &nodes {
+            edges.extend(
+                successors(canon, table, c)
+                    .into_iter()
+                    .filter_map(|a| Some((c, at(a)?))),
+            );
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        let mut roots: Vec<CBlockId> = self.starts.iter().copied().collect();
+        roots.sort_unstable();
+        natural_loops(&edges, &roots)
+            .into_iter()
+            .find(|l| {
+                l.body.is_disjoint(&self.fetches) && candidates.iter().any(|c| l.body.contains(c))
+            })
+            .map(|l| l.body)
     }
 }
 
@@ -221,7 +278,7 @@ impl LoopCensus {
 pub struct IterationLoop {
     /// The iteration block.
     pub block: CBlockId,
-    /// Blocks from which it can be reached: leaving them ends an iteration.
+    /// The blocks of its loop: leaving them ends an iteration.
     pub reach: HashSet<CBlockId>,
 }
 

@@ -1,0 +1,82 @@
+//! Where a canonical block can go next, read from its code: the static
+//! successors of its last instruction. A loop whose back edge never ran in
+//! the trace (every chunk of a worksharing loop held one iteration) still
+//! has that edge in its code.
+
+use crate::blocks::{CBlockId, CanonicalBlocks};
+use iced_x86::{Decoder, DecoderOptions, FlowControl};
+use tf_trace::BlockTable;
+
+/// The addresses `c` can continue at within its function: a direct jump's
+/// target; a conditional branch's target and the next instruction; the next
+/// instruction after a call (the callee returns there) or any other
+/// instruction; none after a return or an indirect jump.
+pub fn successors(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> Vec<u64> {
+    let cb = canon.block(c);
+    let next = cb.end_address;
+    let (origin, first, _) = cb.origin;
+    let Some(block) = table.block(origin) else {
+        return vec![next];
+    };
+    let last = first as usize + cb.n_insns as usize - 1;
+    let (Some(&start), Some(&len)) = (
+        block.insn_offsets().get(last),
+        block.insn_lengths().get(last),
+    ) else {
+        return vec![next];
+    };
+    let Some(code) = block
+        .code()
+        .get(start as usize..start as usize + len as usize)
+    else {
+        return vec![next];
+    };
+    let insn = Decoder::with_ip(64, code, block.insn_address(last), DecoderOptions::NONE).decode();
+    match insn.flow_control() {
+        FlowControl::UnconditionalBranch => vec![insn.near_branch_target()],
+        FlowControl::ConditionalBranch => vec![insn.near_branch_target(), next],
+        FlowControl::Return | FlowControl::IndirectBranch | FlowControl::Exception => vec![],
+        _ => vec![next],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TempTrace;
+    use tf_trace::{BlockDef, EndKind};
+
+    #[test]
+    fn branches_jumps_and_falls() {
+        let mut t = TempTrace::new();
+        // 0x1000: add rax, 1; cmp rax, rbx; jl 0x1000
+        let branch = BlockDef::new(0x1000)
+            .code(&[0x48, 0x83, 0xc0, 0x01, 0x48, 0x39, 0xd8, 0x7c, 0xf7])
+            .insns(&[4, 3, 2])
+            .end(EndKind::Branch);
+        // 0x2000: jmp 0x2010
+        let jump = BlockDef::new(0x2000)
+            .code(&[0xeb, 0x0e])
+            .insns(&[2])
+            .end(EndKind::Jump);
+        // 0x3000: ret
+        let ret = BlockDef::new(0x3000)
+            .code(&[0xc3])
+            .insns(&[1])
+            .end(EndKind::Return);
+        for d in [&branch, &jump, &ret] {
+            t.writer().block(d).unwrap();
+        }
+        let trace = t.finish();
+        let canon = CanonicalBlocks::build(trace.blocks());
+        let at = |a| {
+            (0..canon.len() as CBlockId)
+                .find(|&c| canon.block(c).address == a)
+                .unwrap()
+        };
+        let succ = |a| successors(&canon, trace.blocks(), at(a));
+        assert_eq!(succ(0x1000), [0x1000, 0x1009]);
+        assert_eq!(succ(0x2000), [0x2010]);
+        assert!(succ(0x3000).is_empty());
+    }
+}

@@ -1,0 +1,116 @@
+/* omp_schedules N SCHEDULE: one OpenMP loop of N iterations on 4 threads,
+ * under the schedule SCHEDULE names:
+ *   dynamic    schedule(dynamic)        chunks of 1, handed out on demand
+ *   dynamic3   schedule(dynamic, 3)     chunks of 3
+ *   guided     schedule(guided, 2)      shrinking chunks, at least 2
+ *   runtime    schedule(runtime)        OMP_SCHEDULE decides
+ *   static5    schedule(static, 5)      chunks of 5, round robin
+ *   collapse   schedule(dynamic, 7) collapse(2) over (N / 32) x 32
+ *   all        every loop above, one after the other
+ * Iteration i reads items[i].b and writes items[i].a of a heap array of
+ * 24-byte structs (three doubles), 64-byte aligned.
+ *
+ * Hand-derived figures, per iteration as a GPU numbers its threads (one
+ * unit per iteration, warps of consecutive iterations, `--unit auto`):
+ * - units: N per loop. With GCC, static5 has no runtime call that hands out
+ *   chunks (GCC expands static schedules inline), so it stays one unit per
+ *   call of the outlined function: 4 units.
+ * - SIMT efficiency 100%: every item has b = 1, so every iteration takes
+ *   the same path.
+ * - heap sectors per request: a warp of W consecutive iterations touches W
+ *   doubles 24 bytes apart, starting 8 bytes into a 192-byte-aligned group
+ *   (W = 8: bytes 8..183 of 192 → 6 sectors), so 6, 12 and 24 sectors at
+ *   W = 8, 16 and 32, loads and stores alike. A CPU thread's chunk order
+ *   (iteration i, i + 4, i + 8 … in one warp) would give fewer.
+ * Every -O level keeps one store and one load of the array per iteration
+ * (the branch on b keeps GCC from vectorizing the loop). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    double a, b, c;
+} Item;
+
+static Item *items;
+
+#define BODY(i)                                  \
+    do {                                         \
+        Item *it = &items[i];                    \
+        if (it->b > 0)                           \
+            it->a = it->b * 2 + (double)(i);     \
+        else                                     \
+            it->c = (double)(i);                 \
+    } while (0)
+
+__attribute__((noinline)) void fill_dynamic(long n)
+{
+#pragma omp parallel for num_threads(4) schedule(dynamic)
+    for (long i = 0; i < n; i++)
+        BODY(i);
+}
+
+__attribute__((noinline)) void fill_dynamic3(long n)
+{
+#pragma omp parallel for num_threads(4) schedule(dynamic, 3)
+    for (long i = 0; i < n; i++)
+        BODY(i);
+}
+
+__attribute__((noinline)) void fill_guided(long n)
+{
+#pragma omp parallel for num_threads(4) schedule(guided, 2)
+    for (long i = 0; i < n; i++)
+        BODY(i);
+}
+
+__attribute__((noinline)) void fill_runtime(long n)
+{
+#pragma omp parallel for num_threads(4) schedule(runtime)
+    for (long i = 0; i < n; i++)
+        BODY(i);
+}
+
+__attribute__((noinline)) void fill_static5(long n)
+{
+#pragma omp parallel for num_threads(4) schedule(static, 5)
+    for (long i = 0; i < n; i++)
+        BODY(i);
+}
+
+__attribute__((noinline)) void fill_collapse(long n)
+{
+    long rows = n / 32;
+#pragma omp parallel for num_threads(4) schedule(dynamic, 7) collapse(2)
+    for (long r = 0; r < rows; r++)
+        for (long c = 0; c < 32; c++)
+            BODY(r * 32 + c);
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 1024;
+    const char *s = argc > 2 ? argv[2] : "all";
+    int all = strcmp(s, "all") == 0;
+    items = aligned_alloc(64, ((size_t)n * sizeof(Item) + 63) / 64 * 64);
+    for (long i = 0; i < n; i++)
+        items[i] = (Item){0, 1, 0};
+    if (all || strcmp(s, "dynamic") == 0)
+        fill_dynamic(n);
+    if (all || strcmp(s, "dynamic3") == 0)
+        fill_dynamic3(n);
+    if (all || strcmp(s, "guided") == 0)
+        fill_guided(n);
+    if (all || strcmp(s, "runtime") == 0)
+        fill_runtime(n);
+    if (all || strcmp(s, "static5") == 0)
+        fill_static5(n);
+    if (all || strcmp(s, "collapse") == 0)
+        fill_collapse(n);
+    double sum = 0;
+    for (long i = 0; i < n; i++)
+        sum += items[i].a;
+    printf("%.0f\n", sum);
+    free(items);
+    return 0;
+}
