@@ -55,6 +55,7 @@ fn report() -> Report {
         trace: format!("/traces/{EVIL}"),
         command: vec![format!("prog{EVIL}")],
         unit: "thread".into(),
+        units_are: "each thread".into(),
         batch: "consecutive".into(),
         reconverge: "ipdom".into(),
         predicate: 0,
