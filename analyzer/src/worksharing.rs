@@ -14,7 +14,10 @@
 //! never ran, because every chunk held one iteration, is still a loop),
 //! entered where stretches begin. It is the outermost natural loop that
 //! holds no block that asked the runtime for a chunk (that one is the
-//! chunk-fetching loop around it).
+//! chunk-fetching loop around it) and whose header runs at least once per
+//! iteration (not the loop over a static schedule's chunks, whose header
+//! runs once per chunk); failing that, the outermost that holds no such
+//! block.
 //!
 //! **The iteration block** is the block of that loop that runs exactly as
 //! many times in a stretch as the stretch has iterations, in every stretch of
@@ -117,6 +120,8 @@ struct FunctionCensus {
     /// Blocks that ran once per iteration in every stretch so far, in the
     /// order the first stretch reached them.
     candidates: Option<Vec<CBlockId>>,
+    /// Blocks that ran at least once per iteration in every stretch so far.
+    at_least: Option<HashSet<CBlockId>>,
     /// Edges between consecutive steps at the function's frame.
     edges: HashSet<(CBlockId, CBlockId)>,
     /// The first block of each stretch.
@@ -177,6 +182,11 @@ impl LoopCensus {
             return;
         }
         let keep = |b: &CBlockId| counts.get(b) == Some(&want);
+        let often = |b: &CBlockId| counts.get(b).is_some_and(|&n| n >= want);
+        fc.at_least = Some(match fc.at_least.take() {
+            None => counts.keys().copied().filter(often).collect(),
+            Some(v) => v.into_iter().filter(often).collect(),
+        });
         fc.candidates = Some(match fc.candidates.take() {
             None => order.into_iter().filter(keep).collect(),
             Some(v) => v.into_iter().filter(keep).collect(),
@@ -191,6 +201,10 @@ impl LoopCensus {
             mine.edges.extend(o.edges);
             mine.starts.extend(o.starts);
             mine.fetches.extend(o.fetches);
+            mine.at_least = match (mine.at_least.take(), o.at_least) {
+                (Some(a), Some(b)) => Some(a.intersection(&b).copied().collect()),
+                (a, b) => a.or(b),
+            };
             mine.candidates = match (mine.candidates.take(), o.candidates) {
                 (Some(a), Some(b)) => Some(a.into_iter().filter(|x| b.contains(x)).collect()),
                 (a, b) => a.or(b),
@@ -264,12 +278,22 @@ impl FunctionCensus {
         edges.dedup();
         let mut roots: Vec<CBlockId> = self.starts.iter().copied().collect();
         roots.sort_unstable();
-        natural_loops(&edges, &roots)
+        let loops: Vec<_> = natural_loops(&edges, &roots)
             .into_iter()
-            .find(|l| {
+            .filter(|l| {
                 l.body.is_disjoint(&self.fetches) && candidates.iter().any(|c| l.body.contains(c))
             })
-            .map(|l| l.body)
+            .collect();
+        let often = |l: &&crate::loops::Loop| {
+            self.at_least
+                .as_ref()
+                .is_some_and(|a| a.contains(&l.header))
+        };
+        loops
+            .iter()
+            .find(often)
+            .or(loops.first())
+            .map(|l| l.body.clone())
     }
 }
 

@@ -1,0 +1,155 @@
+//! OpenMP worksharing loops through the real tracer: one unit per loop
+//! iteration in logical order, under every schedule whose chunks the runtime
+//! hands out, at -O0..-O3 (workloads/omp_schedules.c derives the figures).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+const N: u64 = 1024;
+/// The loops whose chunks libgomp hands out, and their outlined functions.
+const LOOPS: [&str; 5] = [
+    "fill_dynamic._omp_fn.0",
+    "fill_dynamic3._omp_fn.0",
+    "fill_guided._omp_fn.0",
+    "fill_runtime._omp_fn.0",
+    "fill_collapse._omp_fn.0",
+];
+
+/// Heap sectors per load and per store request of function `f` at width `w`.
+fn heap(r: &Value, w: u64, f: &str) -> (f64, f64) {
+    let h = &function(width(r, w), f)["memory"]["heap"];
+    (
+        h["loads"]["sectors_per_request"].as_f64().unwrap(),
+        h["stores"]["sectors_per_request"].as_f64().unwrap(),
+    )
+}
+
+fn check_level(opt: &str) {
+    let dir = tempdir();
+    let t = dir.path().join("sched");
+    trace_ok(
+        &t,
+        &workload_at("omp_schedules", opt),
+        &[&N.to_string(), "all"],
+    );
+    let r = analyze_json(&t, &["--warp", "8,16,32"]);
+    // N iterations per loop whose chunks the runtime handed out; GCC's
+    // static schedule (inline, no runtime call) stays one unit per call.
+    let units = N * LOOPS.len() as u64 + 4;
+    for w in [8u64, 16, 32] {
+        let res = width(&r, w);
+        assert_eq!(res["units"], units, "{opt} W={w}: units");
+        for f in LOOPS {
+            let (loads, stores) = heap(&r, w, f);
+            // consecutive iterations: W doubles 24 bytes apart
+            let want = (w * 24 / 32) as f64;
+            assert_eq!(
+                (loads, stores),
+                (want, want),
+                "{opt} W={w} {f}: heap sectors"
+            );
+            if f != "fill_collapse._omp_fn.0" {
+                let simt = function(res, f)["simt_efficiency"].as_f64().unwrap();
+                assert_eq!(simt, 1.0, "{opt} W={w} {f}: SIMT efficiency");
+            }
+        }
+    }
+    let about = r["units_are"].as_str().unwrap();
+    assert!(about.starts_with("each iteration of 5 OpenMP"), "{about}");
+}
+
+#[test]
+fn every_schedule_at_o0() {
+    check_level("-O0");
+}
+
+#[test]
+fn every_schedule_at_o1() {
+    check_level("-O1");
+}
+
+#[test]
+fn every_schedule_at_o2() {
+    check_level("-O2");
+}
+
+#[test]
+fn every_schedule_at_o3() {
+    check_level("-O3");
+}
+
+/// `--unit auto` gives, function by function, what `--unit iter:FN` gives.
+#[test]
+fn auto_equals_iter_fn() {
+    let dir = tempdir();
+    let t = dir.path().join("dyn3");
+    trace_ok(&t, &workload("omp_schedules"), &["256", "dynamic3"]);
+    let auto = analyze_json(&t, &["--warp", "32"]);
+    let iter = analyze_json(
+        &t,
+        &["--warp", "32", "--unit", "iter:fill_dynamic3._omp_fn.0"],
+    );
+    let f = "fill_dynamic3._omp_fn.0";
+    for key in [
+        "thread_instructions",
+        "warp_instructions",
+        "simt_efficiency",
+        "memory",
+    ] {
+        assert_eq!(
+            function(width(&auto, 32), f)[key],
+            function(width(&iter, 32), f)[key],
+            "{key}"
+        );
+    }
+    assert_eq!(width(&iter, 32)["units"], 256);
+    assert_eq!(width(&auto, 32)["units"], 256);
+}
+
+/// The same loops built by clang run on LLVM's libomp; static schedules
+/// there go through the runtime too (`__kmpc_for_static_init`).
+#[test]
+fn libomp_schedules() {
+    let Some(bin) = build_with_clang() else {
+        eprintln!(
+            "skipped: clang with libomp is not installed (apt-get install -y clang libomp-dev)"
+        );
+        return;
+    };
+    let dir = tempdir();
+    let t = dir.path().join("clang");
+    trace_ok(&t, &bin, &[&N.to_string(), "all"]);
+    let r = analyze_json(&t, &["--warp", "32"]);
+    let res = width(&r, 32);
+    // every loop, static5 included, is cut per iteration
+    assert_eq!(res["units"], N * 6, "units");
+    for f in res["functions"].as_array().unwrap() {
+        let name = f["name"].as_str().unwrap();
+        if name.starts_with("fill_") && name.contains("omp_outlined") {
+            let h = &f["memory"]["heap"];
+            assert_eq!(h["stores"]["sectors_per_request"], 24.0, "{name}");
+            assert_eq!(h["loads"]["sectors_per_request"], 24.0, "{name}");
+        }
+    }
+}
+
+/// workloads/omp_schedules.c built with clang -O2 -fopenmp (libomp), if
+/// clang and libomp are installed.
+fn build_with_clang() -> Option<std::path::PathBuf> {
+    let out = root().join("workloads/build/clang");
+    std::fs::create_dir_all(&out).ok()?;
+    let bin = out.join("omp_schedules");
+    let src = root().join("workloads/omp_schedules.c");
+    let ok = Command::new("clang")
+        .args(["-O2", "-g", "-fopenmp", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .ok()?
+        .success();
+    (ok && Path::new(&bin).exists()).then_some(bin)
+}
