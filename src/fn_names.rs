@@ -15,6 +15,7 @@
 use crate::loaded::{self, LoadedFile};
 use anyhow::{bail, Result};
 use object::{Object, ObjectSymbol, SymbolKind};
+use rayon::prelude::*;
 use std::ffi::OsStr;
 use std::path::Path;
 use tf_analyzer::symbols::{demangle, unversioned};
@@ -171,7 +172,8 @@ fn function_symbols(files: &[LoadedFile]) -> Vec<Symbol> {
     }
     names.sort_unstable();
     names.dedup();
-    names.into_iter().map(Symbol::new).collect()
+    // Demangling is most of the work for large C++ or Rust programs.
+    names.into_par_iter().map(Symbol::new).collect()
 }
 
 /// `"; names containing it: A, B"` for the demangled names that contain
