@@ -5,8 +5,10 @@
 
 mod analyze;
 mod export;
+mod fn_names;
 mod forward;
 mod info;
+mod loaded;
 mod merge;
 mod outcome;
 mod pin;
@@ -51,9 +53,18 @@ enum Command {
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: Option<PathBuf>,
         /// Record only while FN is on the thread's call stack (repeatable).
+        ///
+        /// FN is a function name as tf analyze prints it (`main`,
+        /// `ns::f(int)`, `void bs<float>(float*, int) [clone ._omp_fn.1]`),
+        /// that name without its parameters (`ns::f`), or a raw symbol
+        /// (`_Z2bsIfEvPfi._omp_fn.1`, `memcpy@@GLIBC_2.14`). It is looked up in
+        /// the symbol tables of the program and the libraries it links
+        /// against before the program runs; a name that matches nothing
+        /// there is an error.
         #[arg(long, value_name = "FN")]
         only: Vec<String>,
-        /// Skip FN and everything it calls, counting the skipped instructions (repeatable).
+        /// Skip FN and everything it calls, counting the skipped instructions
+        /// (repeatable; FN as for --only).
         #[arg(long, value_name = "FN")]
         exclude: Vec<String>,
         /// The program to trace and its arguments.

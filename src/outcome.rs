@@ -3,6 +3,7 @@
 //! when it is not (a full disk, a tracer that died), with the reason and
 //! how much was written; and no empty trace directory when nothing started.
 
+use crate::fn_names::Resolved;
 use crate::summary::{self, human_bytes};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -32,7 +33,7 @@ pub fn program_code(status: ExitStatus) -> i32 {
 /// prints what happened on stderr and returns tf's exit status. `created`:
 /// tf made the directory for this run (it is removed if nothing was
 /// recorded).
-pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[String]) -> i32 {
+pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[Resolved]) -> i32 {
     let code = program_code(status);
     // A manifest that the tracer could not finish writing.
     let _ = std::fs::remove_file(dir.join("manifest.tmp"));
@@ -86,7 +87,11 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[String]) ->
         }
     }
     if let Some(t) = &trace {
-        for f in only.iter().filter(|f| !ran(t, f)) {
+        for f in only
+            .iter()
+            .filter(|f| !f.tracer_patterns().any(|p| ran(t, p)))
+        {
+            let f = &f.pattern;
             eprintln!("tf: warning: --only {f}: no function of that name ran, so nothing was recorded inside it");
         }
     }
@@ -94,7 +99,7 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[String]) ->
     code
 }
 
-/// Whether the trace has blocks of a function that `--only` pattern `f`
+/// Whether the trace has blocks of a function that tracer pattern `f`
 /// names (as the tracer matches it: the symbol, the symbol without its
 /// `@VERSION`, or a C++ symbol's name without parameters).
 fn ran(trace: &Trace, f: &str) -> bool {

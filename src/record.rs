@@ -6,7 +6,7 @@
 //! ends incomplete makes `tf` exit with its own status ([`outcome`]).
 
 use crate::tracer::{Backend, Tracer};
-use crate::{forward, outcome};
+use crate::{fn_names, forward, loaded, outcome};
 use anyhow::{bail, Context, Result};
 use std::ffi::OsString;
 use std::fs;
@@ -21,7 +21,8 @@ pub struct TraceRequest {
     pub pin_root: Option<PathBuf>,
     /// `-o DIR`, if given.
     pub output: Option<PathBuf>,
-    /// `--only FN`: record only while one of these is on the call stack.
+    /// `--only FN`: record only while one of these is on the call stack
+    /// (names as [`fn_names`] resolves them).
     pub only: Vec<String>,
     /// `--exclude FN`: skip these functions and their callees.
     pub exclude: Vec<String>,
@@ -34,6 +35,7 @@ pub struct TraceRequest {
 pub fn run(request: &TraceRequest) -> Result<i32> {
     let program = request.command.first().context("no program to trace")?;
     check_program(program)?;
+    let names = fn_names::resolve(program, &request.only, &request.exclude)?;
     let tracer = Tracer::prepare(request.backend, request.pin_root.as_deref())?;
     let (dir, created) = match &request.output {
         Some(dir) => prepare_given(dir)?,
@@ -42,7 +44,11 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
     let dir =
         fs::canonicalize(&dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
 
-    let mut cmd = tracer.command(&dir, &request.only, &request.exclude);
+    let mut cmd = tracer.command(
+        &dir,
+        &fn_names::tracer_patterns(&names.only),
+        &fn_names::tracer_patterns(&names.exclude),
+    );
     cmd.args(&request.command);
 
     let mut child = match forward::spawn(&mut cmd) {
@@ -55,24 +61,16 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
         }
     };
     let status = child.wait().context("waiting for the traced program")?;
-    Ok(outcome::finish(&dir, created, status, &request.only))
+    Ok(outcome::finish(&dir, created, status, &names.only))
 }
 
 /// Refuses, before anything starts, a program that Valgrind's amd64 tool
 /// cannot run: an ELF file that is not x86-64. Other files (scripts,
 /// programs not found) are left to the system to judge.
 fn check_program(program: &OsString) -> Result<()> {
-    let path = Path::new(program);
-    let found = if program.as_encoded_bytes().contains(&b'/') {
-        Some(path.to_path_buf())
-    } else {
-        std::env::var_os("PATH").and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join(path))
-                .find(|c| c.is_file())
-        })
+    let Some(found) = loaded::locate(program) else {
+        return Ok(());
     };
-    let Some(found) = found else { return Ok(()) };
     let mut head = [0u8; 20];
     let n = fs::File::open(&found)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))

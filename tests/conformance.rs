@@ -17,7 +17,6 @@ use common::*;
 use conformance::{check, expect, flat};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tf_trace::Trace;
 
 #[test]
@@ -190,16 +189,4 @@ fn build(src: &Path, bin: &Path, program: &str, spec: &expect::Spec) -> (PathBuf
     let exe = bin.join(program);
     compile(&flags, &[source], &exe, &extra);
     (exe, libs)
-}
-
-fn compile(flags: &[&str], sources: &[PathBuf], out: &Path, extra: &[String]) {
-    let status = Command::new(flags[0])
-        .args(&flags[1..])
-        .arg("-o")
-        .arg(out)
-        .args(sources)
-        .args(extra)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", flags[0]));
-    assert!(status.success(), "compiling {} failed", out.display());
 }

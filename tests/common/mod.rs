@@ -112,6 +112,20 @@ pub fn function<'a>(result: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no function {name} in the result"))
 }
 
+/// Runs the compiler `flags[0]` with the other flags on `sources`, writing
+/// `out`, with `extra` (libraries, linker options) after the sources.
+pub fn compile(flags: &[&str], sources: &[PathBuf], out: &Path, extra: &[String]) {
+    let status = Command::new(flags[0])
+        .args(&flags[1..])
+        .arg("-o")
+        .arg(out)
+        .args(sources)
+        .args(extra)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", flags[0]));
+    assert!(status.success(), "compiling {} failed", out.display());
+}
+
 /// A fresh temporary directory for a trace (removed when dropped).
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::Builder::new()

@@ -1,0 +1,254 @@
+//! `--only FN` / `--exclude FN`: the functions a name means, found before
+//! the program runs in the symbol tables of the program and the libraries
+//! it loads ([`loaded`](crate::loaded)).
+//!
+//! A name matches a function symbol when it is the raw (mangled) symbol, the
+//! symbol without its `@VERSION`, the demangled name as `tf analyze` prints
+//! it (`void bs<float>(float*, int) [clone ._omp_fn.1]`), or that name
+//! without its parameter list (`ns::f` for `ns::f(int)`). The tracers match
+//! raw symbols only (and simple qualified C++ names), so each name is passed
+//! to them with the raw symbols it matched; the name itself is passed too,
+//! so that simple names still match functions of libraries opened later
+//! with `dlopen`. A name that matches nothing is an error, before the
+//! program runs: a trace that silently records nothing helps no one.
+
+use crate::loaded::{self, LoadedFile};
+use anyhow::{bail, Result};
+use object::{Object, ObjectSymbol, SymbolKind};
+use rayon::prelude::*;
+use std::ffi::OsStr;
+use std::path::Path;
+use tf_analyzer::symbols::{demangle, unversioned};
+
+/// How many names containing an unmatched pattern the error suggests.
+const SUGGESTIONS: usize = 3;
+
+/// A `--only` / `--exclude` name and the raw symbols it matched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The name as the user gave it.
+    pub pattern: String,
+    /// The raw symbols (without `@VERSION`) it names, other than itself.
+    pub symbols: Vec<String>,
+}
+
+impl Resolved {
+    /// The pattern unresolved (when the program's symbols cannot be read).
+    fn as_given(pattern: &str) -> Resolved {
+        Resolved {
+            pattern: pattern.to_string(),
+            symbols: Vec::new(),
+        }
+    }
+
+    /// What the tracer is given for this name: the name, then its symbols.
+    pub fn tracer_patterns(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.pattern).chain(&self.symbols)
+    }
+}
+
+/// The tracer's patterns of several names, in order.
+pub fn tracer_patterns(names: &[Resolved]) -> Vec<String> {
+    names
+        .iter()
+        .flat_map(Resolved::tracer_patterns)
+        .cloned()
+        .collect()
+}
+
+/// The `--only` and `--exclude` names of a `tf trace`, resolved.
+#[derive(Debug, Default)]
+pub struct Selection {
+    /// `--only`.
+    pub only: Vec<Resolved>,
+    /// `--exclude`.
+    pub exclude: Vec<Resolved>,
+}
+
+/// A function symbol of the program and the names it answers to.
+struct Symbol {
+    /// The raw symbol without `@VERSION`.
+    raw: String,
+    /// Its demangled name, as `tf analyze` prints it.
+    demangled: String,
+}
+
+impl Symbol {
+    fn new(name: &str) -> Symbol {
+        let raw = unversioned(name).to_string();
+        let demangled = demangle(&raw);
+        Symbol { raw, demangled }
+    }
+
+    /// Whether `pattern` names this function (raw names are compared
+    /// without `@VERSION` on both sides).
+    fn answers_to(&self, pattern: &str) -> bool {
+        self.raw == unversioned(pattern)
+            || self.demangled == pattern
+            || self.demangled.split('(').next() == Some(pattern)
+    }
+}
+
+/// Resolves the names of `only` and `exclude` against `program` (as given
+/// on the command line) and its libraries. When the program is not an
+/// x86-64 ELF file (a script) or cannot be found, the names go to the tracer
+/// as given, with a warning.
+pub fn resolve(program: &OsStr, only: &[String], exclude: &[String]) -> Result<Selection> {
+    if only.is_empty() && exclude.is_empty() {
+        return Ok(Selection::default());
+    }
+    for (option, p) in named("--only", only).chain(named("--exclude", exclude)) {
+        if p.trim().is_empty() {
+            bail!("{option}: give a function name (as tf analyze prints it, or a mangled name)");
+        }
+    }
+    let shown = Path::new(program).display();
+    let files = loaded::locate(program)
+        .map(|p| loaded::program_and_libraries(&p))
+        .unwrap_or_default();
+    if files.is_empty() {
+        eprintln!(
+            "tf: warning: cannot read the functions of {shown} (not found, or not an x86-64 \
+             ELF program): --only and --exclude names go to the tracer unchecked"
+        );
+        return Ok(Selection {
+            only: only.iter().map(|p| Resolved::as_given(p)).collect(),
+            exclude: exclude.iter().map(|p| Resolved::as_given(p)).collect(),
+        });
+    }
+    let symbols = function_symbols(&files);
+    let lookup = |option: &str, pattern: &String| -> Result<Resolved> {
+        let mut matched: Vec<String> = symbols
+            .iter()
+            .filter(|s| s.answers_to(pattern))
+            .map(|s| s.raw.clone())
+            .filter(|raw| raw != pattern)
+            .collect();
+        matched.sort();
+        matched.dedup();
+        if matched.is_empty() && !symbols.iter().any(|s| s.raw == unversioned(pattern)) {
+            bail!(
+                "{option} {pattern}: no function of {shown} or its libraries is named {pattern} \
+                 (give a name as tf analyze prints it, or a mangled name){}",
+                suggestions(&symbols, pattern)
+            );
+        }
+        Ok(Resolved {
+            pattern: pattern.clone(),
+            symbols: matched,
+        })
+    };
+    Ok(Selection {
+        only: only
+            .iter()
+            .map(|p| lookup("--only", p))
+            .collect::<Result<_>>()?,
+        exclude: exclude
+            .iter()
+            .map(|p| lookup("--exclude", p))
+            .collect::<Result<_>>()?,
+    })
+}
+
+fn named<'a>(option: &'a str, names: &'a [String]) -> impl Iterator<Item = (&'a str, &'a str)> {
+    names.iter().map(move |n| (option, n.as_str()))
+}
+
+/// The defined function symbols of `files` (static and dynamic tables).
+fn function_symbols(files: &[LoadedFile]) -> Vec<Symbol> {
+    let mut names: Vec<&str> = Vec::new();
+    for file in files {
+        let Ok(parsed) = object::File::parse(&*file.data) else {
+            continue;
+        };
+        names.extend(
+            parsed
+                .symbols()
+                .chain(parsed.dynamic_symbols())
+                .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
+                .filter_map(|s| s.name().ok())
+                .filter(|n| !n.is_empty()),
+        );
+    }
+    names.sort_unstable();
+    names.dedup();
+    // Demangling is most of the work for large C++ or Rust programs.
+    names.into_par_iter().map(Symbol::new).collect()
+}
+
+/// `"; names containing it: A, B"` for the demangled names that contain
+/// `pattern`, or nothing.
+fn suggestions(symbols: &[Symbol], pattern: &str) -> String {
+    let mut near: Vec<&str> = symbols
+        .iter()
+        .map(|s| s.demangled.as_str())
+        .filter(|d| d.contains(pattern))
+        .collect();
+    near.sort_unstable();
+    near.dedup();
+    match near.len() {
+        0 => String::new(),
+        n => {
+            let shown: Vec<String> = near
+                .iter()
+                .take(SUGGESTIONS)
+                .map(|d| format!("'{d}'"))
+                .collect();
+            let more = match n.saturating_sub(SUGGESTIONS) {
+                0 => String::new(),
+                m => format!(" and {m} more"),
+            };
+            format!("; names containing it: {}{more}", shown.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_symbol_answers_to_its_raw_versioned_and_demangled_names() {
+        let s = Symbol::new("_Z2bsIfEvPfi._omp_fn.1");
+        assert_eq!(
+            s.demangled,
+            "void bs<float>(float*, int) [clone ._omp_fn.1]"
+        );
+        assert!(s.answers_to("_Z2bsIfEvPfi._omp_fn.1"));
+        assert!(s.answers_to("void bs<float>(float*, int) [clone ._omp_fn.1]"));
+        assert!(s.answers_to("void bs<float>"));
+        assert!(!s.answers_to("bs"));
+        let v = Symbol::new("pthread_mutex_lock@@GLIBC_2.2.5");
+        assert_eq!(v.raw, "pthread_mutex_lock");
+        assert!(v.answers_to("pthread_mutex_lock"));
+        assert!(v.answers_to("pthread_mutex_lock@@GLIBC_2.2.5"));
+        let n = Symbol::new("_ZN2ns1fEi");
+        assert!(n.answers_to("ns::f") && n.answers_to("ns::f(int)"));
+        assert!(!Symbol::new("f").answers_to("float"));
+    }
+
+    #[test]
+    fn suggestions_name_a_few_close_functions() {
+        let syms: Vec<Symbol> = ["_Z2bsIfEvPfi", "_Z2bsIdEvPdi", "main"]
+            .into_iter()
+            .map(Symbol::new)
+            .collect();
+        assert_eq!(
+            suggestions(&syms, "bs<float>"),
+            "; names containing it: 'void bs<float>(float*, int)'"
+        );
+        assert_eq!(suggestions(&syms, "zzz"), "");
+    }
+
+    #[test]
+    fn the_tracer_gets_each_name_then_its_symbols() {
+        let r = [
+            Resolved {
+                pattern: "void f<int>()".into(),
+                symbols: vec!["_Z1fIiEvv".into()],
+            },
+            Resolved::as_given("g"),
+        ];
+        assert_eq!(tracer_patterns(&r), ["void f<int>()", "_Z1fIiEvv", "g"]);
+    }
+}
