@@ -153,3 +153,59 @@ fn build_with_clang() -> Option<std::path::PathBuf> {
         .success();
     (ok && Path::new(&bin).exists()).then_some(bin)
 }
+
+/// `tf trace --only FN` of a function entered many times (three launches on
+/// four threads) analyzes as the full trace does, for the worksharing rule
+/// and for the outermost-loop rule (GCC's inline static schedule).
+#[test]
+fn only_traces_analyze_like_full_traces() {
+    let dir = tempdir();
+    let program = workload("omp_schedules");
+    let full = dir.path().join("full");
+    trace_ok(&full, &program, &["256", "all", "3"]);
+    let only = dir.path().join("only");
+    let out = tf()
+        .arg("trace")
+        .arg("-o")
+        .arg(&only)
+        .args([
+            "--only",
+            "fill_static5._omp_fn.0",
+            "--only",
+            "fill_dynamic3._omp_fn.0",
+            "--",
+        ])
+        .arg(&program)
+        .args(["256", "all", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (f, units) in [
+        ("fill_dynamic3._omp_fn.0", 768),
+        ("fill_static5._omp_fn.0", 156),
+    ] {
+        let unit = format!("iter:{f}");
+        let a = analyze_json(&full, &["--warp", "32", "--unit", &unit]);
+        let b = analyze_json(&only, &["--warp", "32", "--unit", &unit]);
+        // GCC's static schedule with a chunk size: its outermost loop is the
+        // loop over chunks (52 chunks of 5 per launch), as documented.
+        assert_eq!(width(&a, 32)["units"], units, "{f}");
+        assert_eq!(width(&b, 32)["units"], units, "{f}");
+        for key in [
+            "thread_instructions",
+            "warp_instructions",
+            "simt_efficiency",
+            "memory",
+        ] {
+            assert_eq!(
+                function(width(&a, 32), f)[key],
+                function(width(&b, 32), f)[key],
+                "{f} {key}"
+            );
+        }
+    }
+}

@@ -1,5 +1,5 @@
-/* omp_schedules N SCHEDULE: one OpenMP loop of N iterations on 4 threads,
- * under the schedule SCHEDULE names:
+/* omp_schedules N SCHEDULE [REPEAT]: one OpenMP loop of N iterations on 4
+ * threads (REPEAT times, default once), under the schedule SCHEDULE names:
  *   dynamic    schedule(dynamic)        chunks of 1, handed out on demand
  *   dynamic3   schedule(dynamic, 3)     chunks of 3
  *   guided     schedule(guided, 2)      shrinking chunks, at least 2
@@ -92,21 +92,24 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 1024;
     const char *s = argc > 2 ? argv[2] : "all";
     int all = strcmp(s, "all") == 0;
+    int repeat = argc > 3 ? atoi(argv[3]) : 1;
     items = aligned_alloc(64, ((size_t)n * sizeof(Item) + 63) / 64 * 64);
     for (long i = 0; i < n; i++)
         items[i] = (Item){0, 1, 0};
-    if (all || strcmp(s, "dynamic") == 0)
-        fill_dynamic(n);
-    if (all || strcmp(s, "dynamic3") == 0)
-        fill_dynamic3(n);
-    if (all || strcmp(s, "guided") == 0)
-        fill_guided(n);
-    if (all || strcmp(s, "runtime") == 0)
-        fill_runtime(n);
-    if (all || strcmp(s, "static5") == 0)
-        fill_static5(n);
-    if (all || strcmp(s, "collapse") == 0)
-        fill_collapse(n);
+    for (int r = 0; r < repeat; r++) {
+        if (all || strcmp(s, "dynamic") == 0)
+            fill_dynamic(n);
+        if (all || strcmp(s, "dynamic3") == 0)
+            fill_dynamic3(n);
+        if (all || strcmp(s, "guided") == 0)
+            fill_guided(n);
+        if (all || strcmp(s, "runtime") == 0)
+            fill_runtime(n);
+        if (all || strcmp(s, "static5") == 0)
+            fill_static5(n);
+        if (all || strcmp(s, "collapse") == 0)
+            fill_collapse(n);
+    }
     double sum = 0;
     for (long i = 0; i < n; i++)
         sum += items[i].a;

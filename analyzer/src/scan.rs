@@ -280,6 +280,15 @@ impl ScanJob<'_> {
                     out.skipped.add(reason, count);
                     let frame = tracker.as_ref().map_or(0, |t| t.top().entry);
                     *skipped_in.entry((last_sym, frame)).or_default() += count;
+                    // Outside the --only functions: the next traced block
+                    // enters one afresh, as a thread's first block does.
+                    if reason == SkipReason::OutsideRegion {
+                        if let (Some(cfg), Some(tr)) = (&mut cfg, &tracker) {
+                            cfg.end(tr);
+                        }
+                        tracker = None;
+                        prev = None;
+                    }
                 }
                 Event::Syscall { number, nanos } => out.skipped.syscall(number, nanos),
                 Event::LoopChunk {

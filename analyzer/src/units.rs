@@ -385,6 +385,11 @@ impl Cut {
         };
         let (depth, top) = (tracker.depth(), tracker.top());
         let (d, entry) = *st.frame.get_or_insert((depth, top.entry));
+        if !plan.loops.contains_key(&entry) {
+            // a loop of another function than the ones asked for
+            self.stretch = None;
+            return;
+        }
         if depth < d || (depth == d && top.entry != entry) {
             self.close(pos);
             return;
