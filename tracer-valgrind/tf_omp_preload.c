@@ -259,7 +259,9 @@ bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, lo
 /* void __kmpc_for_static_init_X(loc, gtid, schedtype, *plastiter, *plower,
  * *pupper, *pstride, incr, chunk): on return [*plower, *pupper] is the
  * thread's first chunk and, for a chunked schedule (33), *pstride the
- * distance to its next one. */
+ * distance to its next one. A `distribute` loop (schedules 91 and 92) hands
+ * each team a range that the team's own worksharing loop divides: that inner
+ * loop's iterations are the units, so the distribute loop is not reported. */
 #define KMP_STATIC(X, T)                                                                       \
    void KMP(__kmpc_for_static_init_##X)(void *loc, int gtid, int sch, int *last, T *lower,    \
                                         T *upper, T *stride, T incr, T c);                     \
@@ -269,6 +271,11 @@ bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, lo
       OrigFn fn;                                                                               \
       W r;                                                                                     \
       VALGRIND_GET_ORIG_FN(fn);                                                                \
+      if (sch == 91 || sch == 92) { /* distribute: its teams' parallel loops are the units */  \
+         CALL_FN_W_9W(r, fn, loc, gtid, sch, last, lower, upper, stride, KMP_W(T, incr),       \
+                      KMP_W(T, c));                                                            \
+         return;                                                                               \
+      }                                                                                        \
       W s = KMP_W(T, *lower), i = KMP_W(T, incr);                                              \
       begin(s, KMP_W(T, *upper) + i, i);                                                       \
       CALL_FN_W_9W(r, fn, loc, gtid, sch, last, lower, upper, stride, KMP_W(T, incr),          \

@@ -16,7 +16,8 @@
  *   chunks (GCC expands static schedules inline), so it stays one unit per
  *   call of the outlined function: 4 units.
  * - SIMT efficiency 100%: every item has b = 1, so every iteration takes
- *   the same path.
+ *   the same path. Not for collapse: the CPU code steps its (row, column)
+ *   pair with a branch at the end of each row, which one lane in 32 takes.
  * - heap sectors per request: a warp of W consecutive iterations touches W
  *   doubles 24 bytes apart, starting 8 bytes into a 192-byte-aligned group
  *   (W = 8: bytes 8..183 of 192 → 6 sectors), so 6, 12 and 24 sectors at
@@ -24,24 +25,12 @@
  *   (iteration i, i + 4, i + 8 … in one warp) would give fewer.
  * Every -O level keeps one store and one load of the array per iteration
  * (the branch on b keeps GCC from vectorizing the loop). */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    double a, b, c;
-} Item;
+#include "schedules.h"
 
 static Item *items;
 
-#define BODY(i)                                  \
-    do {                                         \
-        Item *it = &items[i];                    \
-        if (it->b > 0)                           \
-            it->a = it->b * 2 + (double)(i);     \
-        else                                     \
-            it->c = (double)(i);                 \
-    } while (0)
+#define BODY(i) fill_item(items, i)
 
 __attribute__((noinline)) void fill_dynamic(long n)
 {
@@ -94,8 +83,7 @@ int main(int argc, char **argv)
     int all = strcmp(s, "all") == 0;
     int repeat = argc > 3 ? atoi(argv[3]) : 1;
     items = aligned_alloc(64, ((size_t)n * sizeof(Item) + 63) / 64 * 64);
-    for (long i = 0; i < n; i++)
-        items[i] = (Item){0, 1, 0};
+    make_items(items, n);
     for (int r = 0; r < repeat; r++) {
         if (all || strcmp(s, "dynamic") == 0)
             fill_dynamic(n);

@@ -195,14 +195,22 @@ pub fn analyze_observed<O: Observer>(
     };
 
     // Pass 2, for iterations, now that every graph and stretch is known.
-    let units_are = recut(
+    let name = |entry: u64| {
+        symbols.at_entry(entry).map_or_else(
+            || format!("the function at {entry:#x}"),
+            |f| symbols.name(f).to_string(),
+        )
+    };
+    let recut = recut(
         &units_rule,
         &opts.unit.to_string(),
         &mut scans,
         &cfgs,
         &job,
+        &name,
         progress,
     )?;
+    warnings.extend(recut.warnings);
 
     // Iterations of worksharing loops in logical order, loop by loop; other
     // units after them, by thread and time.
@@ -323,7 +331,7 @@ pub fn analyze_observed<O: Observer>(
         trace: trace.dir().display().to_string(),
         command,
         unit: opts.unit.to_string(),
-        units_are,
+        units_are: recut.units_are,
         batch: opts.batch.to_string(),
         reconverge: opts.reconvergence.to_string(),
         predicate: opts.predicate,

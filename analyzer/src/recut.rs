@@ -10,57 +10,68 @@ use crate::unit_rule::UnitsRule;
 use crate::units::{Cutter, LoopSpec};
 use crate::worksharing::{check_numbering, Iteration, IterationPlan, LoopCensus};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+/// What a unit is, in words, and warnings about loops left whole.
+pub(crate) struct Recut {
+    pub(crate) units_are: String,
+    pub(crate) warnings: Vec<String>,
+}
+
 /// Re-cuts the units of `scans` where `rule` needs a second pass, and says
-/// what the units are.
+/// what the units are; `name` names a function by its entry.
 pub(crate) fn recut(
     rule: &UnitsRule,
     unit: &str,
     scans: &mut [ThreadScan],
     cfgs: &Cfgs,
     job: &ScanJob,
+    name: &dyn Fn(u64) -> String,
     progress: &dyn Progress,
-) -> Result<String, Error> {
+) -> Result<Recut, Error> {
     let mut census = LoopCensus::default();
     for s in scans.iter_mut() {
         census.merge(std::mem::take(&mut s.loops));
     }
-    let worksharing = |entries: &[u64]| -> Result<Option<IterationPlan>, Error> {
+    // Functions whose chunks ran no loop with a block per iteration.
+    let mut unsplit: Vec<u64> = Vec::new();
+    let mut worksharing = |entries: &[u64]| -> Option<IterationPlan> {
         if census.is_empty() {
-            return Ok(None);
+            return None;
         }
-        let mut plan = census
-            .plan(job.canon, job.trace.blocks())
-            .map_err(|entry| {
-                Error::Iterations(format!(
-                "no block of the function at {entry:#x} runs once per iteration in every chunk \
-                 the OpenMP runtime handed out"
-            ))
-            })?;
+        let mut plan = census.plan(job.canon, job.trace.blocks());
         if !entries.is_empty() {
             plan.loops.retain(|e, _| entries.contains(e));
+            plan.failed.retain(|e| entries.contains(e));
         }
-        Ok((!plan.loops.is_empty()).then_some(plan))
+        unsplit = plan.failed.clone();
+        (!plan.loops.is_empty() || !plan.failed.is_empty()).then_some(plan)
     };
+    let mut cut_fns: HashSet<u64> = HashSet::new();
     let (cutter, about): (Box<dyn Fn() -> Cutter + Sync>, String) = match rule {
-        UnitsRule::OpenMp(_) => match worksharing(&[])? {
+        UnitsRule::OpenMp(_) => match worksharing(&[]) {
             Some(plan) => {
+                cut_fns = plan.loops.keys().copied().collect();
                 let plan = Arc::new(plan);
                 (
                     Box::new(move || Cutter::Worksharing(plan.clone(), Some(rule.calls()))),
                     format!(
                         "each iteration of {} OpenMP worksharing loop instance(s), in logical \
-                         order; each call of an outlined function that ran none",
-                        census.trips.len()
+                         order; each call of an outlined function otherwise",
+                        census
+                            .runs_in
+                            .values()
+                            .filter(|f| cut_fns.contains(f))
+                            .count()
                     ),
                 )
             }
-            None => return Ok("each call of an OpenMP outlined function".into()),
+            None => return Ok(whole("each call of an OpenMP outlined function")),
         },
-        UnitsRule::Iterations(spec, entries) => match worksharing(entries)? {
+        UnitsRule::Iterations(spec, entries) => match worksharing(entries) {
             Some(plan) => {
+                cut_fns = plan.loops.keys().copied().collect();
                 let plan = Arc::new(plan);
                 (
                     Box::new(move || Cutter::Worksharing(plan.clone(), None)),
@@ -84,10 +95,22 @@ pub(crate) fn recut(
                 )
             }
         },
-        UnitsRule::Whole => return Ok("each thread".into()),
-        UnitsRule::Calls(_) => return Ok("each outermost call of the function".into()),
-        UnitsRule::StartRoutines(_) => return Ok("each call of a thread's start routine".into()),
+        UnitsRule::Whole => return Ok(whole("each thread")),
+        UnitsRule::Calls(_) => return Ok(whole("each outermost call of the function")),
+        UnitsRule::StartRoutines(_) => return Ok(whole("each call of a thread's start routine")),
     };
+    let mut warnings = Vec::new();
+    for &f in &unsplit {
+        let why = format!(
+            "the OpenMP loop of {} runs several iterations per pass (unrolled or vectorized): \
+             no block of it runs once per iteration in every chunk",
+            name(f)
+        );
+        match rule {
+            UnitsRule::Iterations(..) => return Err(Error::Iterations(why)),
+            _ => warnings.push(format!("{why}; each call of it is one unit")),
+        }
+    }
     let job = ScanJob {
         addresses: true,
         ..*job
@@ -123,13 +146,21 @@ pub(crate) fn recut(
         .iter()
         .flat_map(|s| s.units.iter().filter_map(|u| u.iteration))
         .collect();
-    // Every loop of the program must be whole; for iter:FN, every loop FN ran.
+    // Every loop cut into iterations must be whole.
     let mut trips = census.trips.clone();
-    if matches!(rule, UnitsRule::Iterations(..)) {
-        trips.retain(|l, _| iterations.iter().any(|i| i.loop_id == *l));
-    }
+    trips.retain(|l, _| census.runs_in.get(l).is_some_and(|f| cut_fns.contains(f)));
     if !iterations.is_empty() {
         check_numbering(&iterations, &trips).map_err(Error::Iterations)?;
     }
-    Ok(about)
+    Ok(Recut {
+        units_are: about,
+        warnings,
+    })
+}
+
+fn whole(units_are: &str) -> Recut {
+    Recut {
+        units_are: units_are.into(),
+        warnings: Vec::new(),
+    }
 }

@@ -7,12 +7,14 @@
 //!
 //! | `--unit` | one unit is |
 //! |---|---|
-//! | `auto` (default) | each call of an OpenMP outlined function (GCC `*._omp_fn.*`, LLVM `.omp_outlined.*`) when the program has any; otherwise each call of a thread's start routine (`main` for the first thread); a thread where neither is seen is one unit |
+//! | `auto` (default) | on an OpenMP program (GCC `*._omp_fn.*`, LLVM `.omp_outlined.*`), each iteration of a worksharing loop whose chunks the trace records (crate::worksharing), and each call of an outlined function that ran none; otherwise each call of a thread's start routine (`main` for the first thread); a thread where neither is seen is one unit |
 //! | `thread` | a whole thread |
 //! | `call:FN` | each outermost call of `FN` (its callees included) |
-//! | `iter:FN` | each iteration of the outermost loop of `FN`: from one arrival at the loop header to the next, or to the exit from the loop (the code before and after the loop belongs to no unit) |
+//! | `iter:FN` | each iteration of `FN`'s worksharing loop when it ran one; otherwise of the outermost loop of `FN`: from one arrival at the loop header to the next, or to the exit from the loop (the code before and after the loop belongs to no unit) |
 //!
-//! Units are ordered by thread creation, then by time within the thread.
+//! Units are ordered by thread creation, then by time within the thread;
+//! iterations of worksharing loops come first, by loop instance and logical
+//! iteration number.
 //! Positions are counted in the thread's events (as the trace reader returns
 //! them, runs expanded) and, inside a block event, in canonical pieces.
 
@@ -281,10 +283,6 @@ impl UnitCutter {
     /// A `loop_chunk` event at `pos`: the stretch before it ends.
     pub fn loop_chunk(&mut self, pos: Pos, chunk: LoopChunk) {
         if matches!(self.cutter, Cutter::Worksharing(..)) {
-            if let Some((depth, false)) = self.cut.call {
-                self.cut.open = None; // its work is cut into iterations
-                self.cut.call = Some((depth, true));
-            }
             self.cut.end_stretch(pos);
             self.cut.stretch = (chunk.count > 0).then_some(Stretch {
                 chunk,
@@ -386,9 +384,13 @@ impl Cut {
         let (depth, top) = (tracker.depth(), tracker.top());
         let (d, entry) = *st.frame.get_or_insert((depth, top.entry));
         if !plan.loops.contains_key(&entry) {
-            // a loop of another function than the ones asked for
+            // a loop of a function that is not cut into iterations
             self.stretch = None;
             return;
+        }
+        if let Some((d, false)) = self.call {
+            self.open = None; // the call's work is cut into iterations
+            self.call = Some((d, true));
         }
         if depth < d || (depth == d && top.entry != entry) {
             self.close(pos);
@@ -415,8 +417,8 @@ impl Cut {
 
     /// The stretch ends at `pos`: its arrivals must be its iterations.
     fn end_stretch(&mut self, pos: Pos) {
-        self.close(pos);
         if let Some(st) = self.stretch.take() {
+            self.close(pos);
             let want = st.chunk.iterations();
             if st.arrivals != want {
                 self.problems.push(format!(

@@ -109,6 +109,8 @@ pub struct LoopCensus {
     functions: HashMap<u64, FunctionCensus>,
     /// Each loop instance's trip count.
     pub trips: HashMap<u64, u64>,
+    /// The function that ran each loop instance's chunks.
+    pub runs_in: HashMap<u64, u64>,
     open: Option<(LoopChunk, Option<Frame>)>,
     counts: HashMap<CBlockId, u64>,
     order: Vec<CBlockId>,
@@ -175,6 +177,7 @@ impl LoopCensus {
         let Some((c, Some(f))) = self.open.take() else {
             return;
         };
+        self.runs_in.insert(c.loop_id, f.entry);
         let fc = self.functions.entry(f.entry).or_default();
         fc.fetches.extend(last);
         let want = c.iterations();
@@ -196,6 +199,7 @@ impl LoopCensus {
     /// Adds another thread's census (`self` is the earlier thread).
     pub fn merge(&mut self, other: LoopCensus) {
         self.trips.extend(other.trips);
+        self.runs_in.extend(other.runs_in);
         for (entry, o) in other.functions {
             let mine = self.functions.entry(entry).or_default();
             mine.edges.extend(o.edges);
@@ -217,25 +221,29 @@ impl LoopCensus {
         self.trips.is_empty()
     }
 
-    /// The iteration block and loop of every function that ran chunks, or
-    /// the entry of the first function where no block runs once per
-    /// iteration.
-    pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable) -> Result<IterationPlan, u64> {
+    /// The iteration block and loop of every function that ran chunks; in
+    /// `failed`, the entries of the functions where no block runs once per
+    /// iteration (a loop unrolled or vectorized runs several per pass).
+    pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable) -> IterationPlan {
         let mut loops = HashMap::new();
+        let mut failed = Vec::new();
         for (&entry, fc) in &self.functions {
             let Some(candidates) = fc.candidates.as_ref() else {
                 continue; // only empty stretches
             };
-            let Some(lp) = fc.iteration_loop(canon, table, candidates) else {
-                return Err(entry);
-            };
-            let Some(&block) = candidates.iter().find(|c| lp.contains(c)) else {
-                return Err(entry);
+            let found = fc.iteration_loop(canon, table, candidates).and_then(|lp| {
+                let block = *candidates.iter().find(|c| lp.contains(c))?;
+                Some((block, lp))
+            });
+            let Some((block, lp)) = found else {
+                failed.push(entry);
+                continue;
             };
             let reach = lp;
             loops.insert(entry, IterationLoop { block, reach });
         }
-        Ok(IterationPlan { loops })
+        failed.sort_unstable();
+        IterationPlan { loops, failed }
     }
 }
 
@@ -311,6 +319,8 @@ pub struct IterationLoop {
 pub struct IterationPlan {
     /// By the function's entry address.
     pub loops: HashMap<u64, IterationLoop>,
+    /// Functions whose chunks ran no loop with a block per iteration.
+    pub failed: Vec<u64>,
 }
 
 /// A unit's place in its loop: instance and logical iteration number.
