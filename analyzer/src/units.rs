@@ -282,8 +282,17 @@ impl UnitCutter {
 
     /// A `loop_chunk` event at `pos`: the stretch before it ends.
     pub fn loop_chunk(&mut self, pos: Pos, chunk: LoopChunk) {
-        if matches!(self.cutter, Cutter::Worksharing(..)) {
+        if let Cutter::Worksharing(plan, _) = &self.cutter {
             self.cut.end_stretch(pos);
+            // A call that took part in a loop cut into iterations is no
+            // unit, even when the runtime handed it none.
+            let cut = &mut self.cut;
+            if let (Some((d, false)), Some(o)) = (cut.call, &cut.open) {
+                if plan.loops.contains_key(&o.unit.root) {
+                    cut.open = None;
+                    cut.call = Some((d, true));
+                }
+            }
             self.cut.stretch = (chunk.count > 0).then_some(Stretch {
                 chunk,
                 frame: None,

@@ -68,8 +68,9 @@ fn opts(unit: &str, width: usize) -> Options {
 
 #[test]
 fn iterations_are_units_in_logical_order() {
-    // thread 1 takes [2, 4) then nothing; thread 2 takes [0, 1) and [1, 2)
-    let (t, _c) = trace(&[&[(2, 2, 2)], &[(0, 1, 1), (1, 1, 1)]]);
+    // thread 1 takes [2, 4) then nothing; thread 2 takes [0, 1) and [1, 2);
+    // thread 3 gets nothing (its call is no unit either)
+    let (t, _c) = trace(&[&[(2, 2, 2)], &[(0, 1, 1), (1, 1, 1)], &[]]);
     let r = analyze(&t, &opts("auto", 4), &Silent).unwrap();
     assert_eq!(r.results[0].units, 4);
     assert!(
