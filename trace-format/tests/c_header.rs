@@ -151,6 +151,7 @@ fn parse_log(path: &Path) -> Log {
                     7 => Op::Signal(v[0]),
                     8 => Op::SignalReturn(v[0]),
                     9 => Op::Marker(v[0], v[1]),
+                    10 => Op::LoopChunk([v[0], v[1], v[2], v[3], v[4]]),
                     t => panic!("event type {t}"),
                 };
                 log.threads.get_mut(&n(1)).unwrap().2.push(op);

@@ -218,7 +218,7 @@ fn wrong_headers_are_named() {
                 fix_crc(&mut h);
                 h
             },
-            "version 1, this reader knows 2",
+            "version 1, this reader knows 2 to 3",
         ),
         (
             {

@@ -223,6 +223,8 @@ fn write_threads(dir: &Path) -> tf_trace::Result<()> {
     t.exec(incr, &[0x40_4200, 0x40_4200, 0x7f7f_fff8])?;
     t.lock_release(LockKind::Mutex, 0x40_4100)?;
     t.skip(SkipReason::LockRuntime, 31)?;
+    t.skip(SkipReason::LoopSchedule, 55)?;
+    t.loop_chunk(1, 8, 4, 0, 16)?;
     t.exec_opt(rep_first, &[Some(0x40_4300), Some(0x40_4400)])?;
     t.exec_opt(rep_next, &[Some(0x40_4301), Some(0x40_4401)])?;
     t.exec_opt(rep_next, &[Some(0x40_4302), Some(0x40_4402)])?;
@@ -358,6 +360,15 @@ fn event(ev: &Event<'_>) -> String {
         Event::Syscall { number, nanos } => format!("syscall {number} {nanos} ns"),
         Event::Signal { signo } => format!("signal {signo}"),
         Event::SignalReturn { signo } => format!("signal_return {signo}"),
+        Event::LoopChunk {
+            loop_id,
+            first,
+            count,
+            stride,
+            trip,
+        } => format!(
+            "loop_chunk loop {loop_id} first {first} count {count} stride {stride} trip {trip}"
+        ),
         other => format!("{other:?}"),
     }
 }

@@ -172,7 +172,7 @@ fn one_case(seed: u64) {
         op.apply(&mut w.thread(t as u64 + 1).unwrap()).unwrap();
         ops[t].push(op);
         if rng.chance(6) {
-            let e = match rng.below(11) {
+            let e = match rng.below(12) {
                 0 => Op::Start(rng.below(4), rng.next(), rng.next(), rng.next()),
                 1 => Op::Exit(rng.below(3)),
                 2 => Op::Acquire(rng.below(9), rng.next()),
@@ -183,9 +183,16 @@ fn one_case(seed: u64) {
                 7 => Op::SignalReturn(1 + rng.below(64)),
                 8 => Op::Marker(rng.next(), rng.next()),
                 9 => Op::Raw(
-                    10 + rng.below(1000),
+                    11 + rng.below(1000),
                     (0..rng.below(20)).map(|_| rng.next() as u8).collect(),
                 ),
+                10 => Op::LoopChunk([
+                    1 + rng.below(9),
+                    rng.next() >> rng.below(64),
+                    rng.below(100),
+                    rng.below(64),
+                    rng.next(),
+                ]),
                 _ => Op::Flush,
             };
             e.apply(&mut w.thread(t as u64 + 1).unwrap()).unwrap();

@@ -259,6 +259,15 @@ static void ev(thr *t, unsigned type, int n, uint64_t f0, uint64_t f1, uint64_t 
     }
 }
 
+static void loop_chunk(thr *t, uint64_t loop, uint64_t first, uint64_t count, uint64_t stride,
+                       uint64_t trip)
+{
+    fprintf(ops_log, "ev %llx %x %llx %llx %llx %llx %llx\n", (unsigned long long)t->tid,
+            TF_EV_LOOP_CHUNK, (unsigned long long)loop, (unsigned long long)first,
+            (unsigned long long)count, (unsigned long long)stride, (unsigned long long)trip);
+    check(tf_enc_loop_chunk(&t->e, loop, first, count, stride, trip));
+}
+
 static void raw(thr *t, unsigned type, const uint8_t *p, size_t n)
 {
     fprintf(ops_log, "raw %llx %x ", (unsigned long long)t->tid, type);
@@ -333,9 +342,12 @@ static void walk(thr *t)
         size_t n = (size_t)below(40), i;
         for (i = 0; i < n; i++)
             p[i] = (uint8_t)rnd();
-        raw(t, 10 + (unsigned)below(100), p, n);
+        raw(t, 11 + (unsigned)below(100), p, n);
     } else if (r < 46) {
         flush(t);
+    } else if (r < 48) {
+        loop_chunk(t, 1 + below(9), rnd() >> below(64), below(100), below(2) ? 0 : below(64),
+                   rnd());
     }
     /* control flow */
     if (b->info.end == TF_END_CALL || b->info.end == TF_END_INDIRECT_CALL) {

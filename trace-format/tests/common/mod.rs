@@ -103,6 +103,8 @@ pub enum Op {
     Signal(u64),
     SignalReturn(u64),
     Marker(u64, u64),
+    /// loop, first, count, stride, trip
+    LoopChunk([u64; 5]),
     Raw(u64, Vec<u8>),
     Flush,
 }
@@ -138,6 +140,7 @@ impl Op {
             Op::Signal(s) => t.signal(*s),
             Op::SignalReturn(s) => t.signal_return(*s),
             Op::Marker(k, v) => t.marker(*k, *v),
+            Op::LoopChunk([l, f, c, s, n]) => t.loop_chunk(*l, *f, *c, *s, *n),
             Op::Raw(ty, p) => t.raw_event(*ty, p),
             Op::Flush => t.flush(),
         }
@@ -194,6 +197,13 @@ impl Op {
             Op::Marker(k, v) => Event::Marker {
                 kind: *k,
                 value: *v,
+            },
+            Op::LoopChunk([l, f, c, s, n]) => Event::LoopChunk {
+                loop_id: *l,
+                first: *f,
+                count: *c,
+                stride: *s,
+                trip: *n,
             },
             Op::Raw(ty, p) => {
                 return Some(Rec::Ev(format!(
