@@ -82,6 +82,22 @@ fn every_schedule_at_o3() {
     check_level("-O3");
 }
 
+/// Function `f`'s figures at W = 32 are the same in reports `a` and `b`.
+fn same_function(a: &Value, b: &Value, f: &str) {
+    for key in [
+        "thread_instructions",
+        "warp_instructions",
+        "simt_efficiency",
+        "memory",
+    ] {
+        assert_eq!(
+            function(width(a, 32), f)[key],
+            function(width(b, 32), f)[key],
+            "{f} {key}"
+        );
+    }
+}
+
 /// `--unit auto` gives, function by function, what `--unit iter:FN` gives.
 #[test]
 fn auto_equals_iter_fn() {
@@ -94,18 +110,7 @@ fn auto_equals_iter_fn() {
         &["--warp", "32", "--unit", "iter:fill_dynamic3._omp_fn.0"],
     );
     let f = "fill_dynamic3._omp_fn.0";
-    for key in [
-        "thread_instructions",
-        "warp_instructions",
-        "simt_efficiency",
-        "memory",
-    ] {
-        assert_eq!(
-            function(width(&auto, 32), f)[key],
-            function(width(&iter, 32), f)[key],
-            "{key}"
-        );
-    }
+    same_function(&auto, &iter, f);
     assert_eq!(width(&iter, 32)["units"], 256);
     assert_eq!(width(&auto, 32)["units"], 256);
 }
@@ -163,22 +168,14 @@ fn only_traces_analyze_like_full_traces() {
     let program = workload("omp_schedules");
     let full = dir.path().join("full");
     trace_ok(&full, &program, &["256", "all", "3"]);
-    let only = dir.path().join("only");
-    let out = tf()
-        .arg("trace")
-        .arg("-o")
-        .arg(&only)
-        .args([
-            "--only",
-            "fill_static5._omp_fn.0",
-            "--only",
-            "fill_dynamic3._omp_fn.0",
-            "--",
-        ])
-        .arg(&program)
-        .args(["256", "all", "3"])
-        .output()
-        .unwrap();
+    let only_dir = dir.path().join("only");
+    let only = [
+        "--only",
+        "fill_static5._omp_fn.0",
+        "--only",
+        "fill_dynamic3._omp_fn.0",
+    ];
+    let out = trace_with(&only_dir, &only, &program, &["256", "all", "3"]);
     assert!(
         out.status.success(),
         "{}",
@@ -190,22 +187,11 @@ fn only_traces_analyze_like_full_traces() {
     ] {
         let unit = format!("iter:{f}");
         let a = analyze_json(&full, &["--warp", "32", "--unit", &unit]);
-        let b = analyze_json(&only, &["--warp", "32", "--unit", &unit]);
+        let b = analyze_json(&only_dir, &["--warp", "32", "--unit", &unit]);
         // GCC's static schedule with a chunk size: its outermost loop is the
         // loop over chunks (52 chunks of 5 per launch), as documented.
         assert_eq!(width(&a, 32)["units"], units, "{f}");
         assert_eq!(width(&b, 32)["units"], units, "{f}");
-        for key in [
-            "thread_instructions",
-            "warp_instructions",
-            "simt_efficiency",
-            "memory",
-        ] {
-            assert_eq!(
-                function(width(&a, 32), f)[key],
-                function(width(&b, 32), f)[key],
-                "{f} {key}"
-            );
-        }
+        same_function(&a, &b, f);
     }
 }

@@ -30,42 +30,21 @@
 
 static Item *items;
 
-#define BODY(i) fill_item(items, i)
+/* One loop over the items under `#pragma omp parallel for CLAUSES`. */
+#define STR(x) #x
+#define FILL(name, clauses)                                         \
+    __attribute__((noinline)) void name(long n)                     \
+    {                                                               \
+        _Pragma(STR(omp parallel for num_threads(4) clauses))       \
+        for (long i = 0; i < n; i++)                                \
+            fill_item(items, i);                                    \
+    }
 
-__attribute__((noinline)) void fill_dynamic(long n)
-{
-#pragma omp parallel for num_threads(4) schedule(dynamic)
-    for (long i = 0; i < n; i++)
-        BODY(i);
-}
-
-__attribute__((noinline)) void fill_dynamic3(long n)
-{
-#pragma omp parallel for num_threads(4) schedule(dynamic, 3)
-    for (long i = 0; i < n; i++)
-        BODY(i);
-}
-
-__attribute__((noinline)) void fill_guided(long n)
-{
-#pragma omp parallel for num_threads(4) schedule(guided, 2)
-    for (long i = 0; i < n; i++)
-        BODY(i);
-}
-
-__attribute__((noinline)) void fill_runtime(long n)
-{
-#pragma omp parallel for num_threads(4) schedule(runtime)
-    for (long i = 0; i < n; i++)
-        BODY(i);
-}
-
-__attribute__((noinline)) void fill_static5(long n)
-{
-#pragma omp parallel for num_threads(4) schedule(static, 5)
-    for (long i = 0; i < n; i++)
-        BODY(i);
-}
+FILL(fill_dynamic, schedule(dynamic))
+FILL(fill_dynamic3, schedule(dynamic, 3))
+FILL(fill_guided, schedule(guided, 2))
+FILL(fill_runtime, schedule(runtime))
+FILL(fill_static5, schedule(static, 5))
 
 __attribute__((noinline)) void fill_collapse(long n)
 {
@@ -73,7 +52,7 @@ __attribute__((noinline)) void fill_collapse(long n)
 #pragma omp parallel for num_threads(4) schedule(dynamic, 7) collapse(2)
     for (long r = 0; r < rows; r++)
         for (long c = 0; c < 32; c++)
-            BODY(r * 32 + c);
+            fill_item(items, r * 32 + c);
 }
 
 int main(int argc, char **argv)

@@ -6,7 +6,7 @@ use crate::blocks::{steps, CBlockId, CanonicalBlocks};
 use crate::cfg::CfgBuilder;
 use crate::frames::{FrameTracker, Transition};
 use crate::units::{Cutter, Pos, Unit, UnitCutter};
-use crate::worksharing::{LoopCensus, LoopChunk};
+use crate::worksharing::LoopCensus;
 use tf_trace::{EndKind, Event, FunctionId, SkipReason, Trace};
 
 /// Where a chunk of a thread's stream starts.
@@ -291,20 +291,7 @@ impl ScanJob<'_> {
                     }
                 }
                 Event::Syscall { number, nanos } => out.skipped.syscall(number, nanos),
-                Event::LoopChunk {
-                    loop_id,
-                    first,
-                    count,
-                    stride,
-                    trip,
-                } => {
-                    let chunk = LoopChunk {
-                        loop_id,
-                        first,
-                        count,
-                        stride,
-                        trip,
-                    };
+                Event::LoopChunk(chunk) => {
                     out.loops.chunk(chunk);
                     cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine)
                         .loop_chunk(Pos { event, piece: 0 }, chunk);

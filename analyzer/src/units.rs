@@ -20,12 +20,12 @@
 
 use crate::blocks::{CBlockId, Step};
 use crate::frames::{FrameTracker, Transition};
-use crate::worksharing::{Iteration, IterationPlan, LoopChunk};
+use crate::worksharing::{Iteration, IterationPlan};
 use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use tf_trace::FunctionId;
+use tf_trace::{FunctionId, LoopChunk};
 
 /// What a unit is (`--unit`).
 #[derive(Clone, Debug, PartialEq, Eq)]

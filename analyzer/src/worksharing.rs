@@ -41,60 +41,7 @@ use crate::code_flow::successors;
 use crate::frames::FrameTracker;
 use crate::loops::natural_loops;
 use std::collections::{HashMap, HashSet};
-use tf_trace::BlockTable;
-
-/// A `loop_chunk` event: iterations the runtime handed one thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoopChunk {
-    /// The loop instance (from 1, in program order).
-    pub loop_id: u64,
-    /// Logical number of the chunk's first iteration.
-    pub first: u64,
-    /// Iterations per chunk; 0 ends the thread's part of the loop.
-    pub count: u64,
-    /// 0: one chunk; else the distance to the thread's next chunk.
-    pub stride: u64,
-    /// Iterations of the whole instance.
-    pub trip: u64,
-}
-
-impl LoopChunk {
-    /// How many iterations the thread runs in this stretch.
-    ///
-    /// ```
-    /// use tf_analyzer::worksharing::LoopChunk;
-    /// let c = LoopChunk { loop_id: 1, first: 2, count: 2, stride: 8, trip: 13 };
-    /// // chunks [2, 4), [10, 12) and nothing from 18 on
-    /// assert_eq!(c.iterations(), 4);
-    /// ```
-    pub fn iterations(&self) -> u64 {
-        if self.stride == 0 || self.count == 0 {
-            return self.count;
-        }
-        let mut n = 0;
-        let mut at = self.first;
-        while at < self.trip {
-            n += self.count.min(self.trip - at);
-            at = at.saturating_add(self.stride);
-        }
-        n
-    }
-
-    /// The logical number of the `k`-th iteration (from 0) of the stretch.
-    ///
-    /// ```
-    /// use tf_analyzer::worksharing::LoopChunk;
-    /// let c = LoopChunk { loop_id: 1, first: 2, count: 2, stride: 8, trip: 13 };
-    /// assert_eq!((0..4).map(|k| c.number(k)).collect::<Vec<_>>(), [2, 3, 10, 11]);
-    /// ```
-    pub fn number(&self, k: u64) -> u64 {
-        if self.stride == 0 || self.count == 0 {
-            self.first + k
-        } else {
-            self.first + k / self.count * self.stride + k % self.count
-        }
-    }
-}
+use tf_trace::{BlockTable, LoopChunk};
 
 /// Where a stretch runs: its function's frame, learnt at its first step.
 #[derive(Clone, Copy, Debug)]

@@ -6,7 +6,7 @@ mod common;
 
 use common::{Cleanup, Prog};
 use tf_analyzer::{analyze, Options, Silent};
-use tf_trace::{BlockId, EndKind, SkipReason, Trace};
+use tf_trace::{BlockId, EndKind, LoopChunk, SkipReason, Trace};
 
 /// The outlined function `f._omp_fn.0`, `while (next(&lo, &hi)) for (i =
 /// lo; i < hi; i++) body;`: `ask` calls the runtime, `test` looks at its
@@ -36,7 +36,7 @@ fn thread(p: &mut Prog, l: &Loop, tid: u64, chunks: &[(u64, u64, u64)]) {
     for &(first, count, ran) in chunks {
         t.exec(l.ask, &[]).unwrap();
         t.skip(SkipReason::LoopSchedule, 40).unwrap();
-        t.loop_chunk(1, first, count, 0, 4).unwrap();
+        t.loop_chunk(chunk(first, count)).unwrap();
         t.exec(l.test, &[]).unwrap();
         for _ in 0..ran {
             t.exec(l.body, &[]).unwrap();
@@ -44,9 +44,20 @@ fn thread(p: &mut Prog, l: &Loop, tid: u64, chunks: &[(u64, u64, u64)]) {
     }
     t.exec(l.ask, &[]).unwrap();
     t.skip(SkipReason::LoopSchedule, 40).unwrap();
-    t.loop_chunk(1, 0, 0, 0, 4).unwrap();
+    t.loop_chunk(chunk(0, 0)).unwrap();
     t.exec(l.test, &[]).unwrap();
     t.exec(l.done, &[]).unwrap();
+}
+
+/// `count` iterations from `first` of loop 1, which has 4.
+fn chunk(first: u64, count: u64) -> LoopChunk {
+    LoopChunk {
+        loop_id: 1,
+        first,
+        count,
+        stride: 0,
+        trip: 4,
+    }
 }
 
 fn trace(chunks: &[&[(u64, u64, u64)]]) -> (Trace, Cleanup) {

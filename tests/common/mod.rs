@@ -48,16 +48,20 @@ pub fn workload_at(name: &str, opt: &str) -> PathBuf {
 /// Runs `tf trace -o DIR -- program args` and returns the output; the trace
 /// is in `dir`.
 pub fn trace(dir: &Path, program: &Path, args: &[&str]) -> Output {
-    let out = tf()
-        .arg("trace")
+    trace_with(dir, &[], program, args)
+}
+
+/// Runs `tf trace -o DIR OPTIONS -- program args` and returns the output.
+pub fn trace_with(dir: &Path, options: &[&str], program: &Path, args: &[&str]) -> Output {
+    tf().arg("trace")
         .arg("-o")
         .arg(dir)
+        .args(options)
         .arg("--")
         .arg(program)
         .args(args)
         .output()
-        .expect("run tf trace");
-    out
+        .expect("run tf trace")
 }
 
 /// Like [`trace`], and checks that the program exited with 0.

@@ -213,6 +213,61 @@ impl<'a> BlockExec<'a> {
     }
 }
 
+/// A `loop_chunk` event (type 10, FORMAT.md §6.6): iterations of a
+/// worksharing loop instance that the OpenMP runtime handed one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopChunk {
+    /// The loop instance, numbered from 1 in the order instances began.
+    pub loop_id: u64,
+    /// Logical number of the chunk's first iteration (0 = the loop's first).
+    pub first: u64,
+    /// Iterations per chunk; 0: the thread has no more of this loop.
+    pub count: u64,
+    /// 0: one chunk; otherwise the thread also runs the chunks starting at
+    /// `first + j × stride` (j = 1, 2, …) below `trip`, in order.
+    pub stride: u64,
+    /// Iterations of the whole loop instance.
+    pub trip: u64,
+}
+
+impl LoopChunk {
+    /// How many iterations the thread runs from this event on.
+    ///
+    /// ```
+    /// use tf_trace::LoopChunk;
+    /// let c = LoopChunk { loop_id: 1, first: 2, count: 2, stride: 8, trip: 13 };
+    /// // chunks [2, 4), [10, 12) and nothing from 18 on
+    /// assert_eq!(c.iterations(), 4);
+    /// ```
+    pub fn iterations(&self) -> u64 {
+        if self.stride == 0 || self.count == 0 {
+            return self.count;
+        }
+        let mut n = 0;
+        let mut at = self.first;
+        while at < self.trip {
+            n += self.count.min(self.trip - at);
+            at = at.saturating_add(self.stride);
+        }
+        n
+    }
+
+    /// The logical number of the `k`-th of those iterations (from 0).
+    ///
+    /// ```
+    /// use tf_trace::LoopChunk;
+    /// let c = LoopChunk { loop_id: 1, first: 2, count: 2, stride: 8, trip: 13 };
+    /// assert_eq!((0..4).map(|k| c.number(k)).collect::<Vec<_>>(), [2, 3, 10, 11]);
+    /// ```
+    pub fn number(&self, k: u64) -> u64 {
+        if self.stride == 0 || self.count == 0 {
+            self.first + k
+        } else {
+            self.first + k / self.count * self.stride + k % self.count
+        }
+    }
+}
+
 /// One record of a thread stream, as the reader returns it.
 ///
 /// Runs are expanded into one [`Event::Block`] per execution; `partial`
@@ -290,19 +345,7 @@ pub enum Event<'a> {
     },
     /// Type 10: a worksharing loop's runtime handed this thread iterations
     /// (FORMAT.md §6.6).
-    LoopChunk {
-        /// The loop instance, numbered from 1 in the order instances began.
-        loop_id: u64,
-        /// Logical number of the chunk's first iteration (0 = the loop's first).
-        first: u64,
-        /// Iterations in the chunk; 0: the thread has no more of this loop.
-        count: u64,
-        /// 0: one chunk; otherwise the thread also runs the chunks starting
-        /// at `first + j × stride` (j = 1, 2, …) below `trip`, in order.
-        stride: u64,
-        /// Iterations of the whole loop instance.
-        trip: u64,
-    },
+    LoopChunk(LoopChunk),
     /// An event type this version does not know.
     Unknown {
         /// The type code.
@@ -328,7 +371,7 @@ impl Event<'_> {
             Event::Signal { .. } => 7,
             Event::SignalReturn { .. } => 8,
             Event::Marker { .. } => 9,
-            Event::LoopChunk { .. } => 10,
+            Event::LoopChunk(_) => 10,
             Event::Unknown { ty, .. } => *ty,
         })
     }
@@ -350,13 +393,7 @@ impl Event<'_> {
             Event::Syscall { number, nanos } => ([number, nanos, 0, 0, 0], 2),
             Event::Signal { signo } | Event::SignalReturn { signo } => ([signo, 0, 0, 0, 0], 1),
             Event::Marker { kind, value } => ([kind, value, 0, 0, 0], 2),
-            Event::LoopChunk {
-                loop_id,
-                first,
-                count,
-                stride,
-                trip,
-            } => ([loop_id, first, count, stride, trip], 5),
+            Event::LoopChunk(c) => ([c.loop_id, c.first, c.count, c.stride, c.trip], 5),
             Event::Block(_) | Event::Unknown { .. } => ([0; 5], 0),
         }
     }
@@ -448,13 +485,13 @@ pub(crate) fn decode(
         },
         7 => Event::Signal { signo: f[0] },
         8 => Event::SignalReturn { signo: f[0] },
-        10 => Event::LoopChunk {
+        10 => Event::LoopChunk(LoopChunk {
             loop_id: f[0],
             first: f[1],
             count: f[2],
             stride: f[3],
             trip: f[4],
-        },
+        }),
         _ => Event::Marker {
             kind: f[0],
             value: f[1],

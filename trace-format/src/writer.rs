@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::block_table::{encode, BlockId, BlockTable, EndKind, FunctionId, ModuleId, Operand};
 use crate::error::{Error, Result};
-use crate::event::{self, Event, ExitHow, LockKind, SkipReason};
+use crate::event::{self, Event, ExitHow, LockKind, LoopChunk, SkipReason};
 use crate::limits;
 use crate::manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 use crate::predict::Predictor;
@@ -693,23 +693,9 @@ impl ThreadWriter<'_> {
     pub fn marker(&mut self, kind: u64, value: u64) -> Result<()> {
         self.event(&Event::Marker { kind, value })
     }
-    /// `loop_chunk` (type 10): `count` iterations from logical iteration
-    /// `first` of loop instance `loop_id` (FORMAT.md §6.6).
-    pub fn loop_chunk(
-        &mut self,
-        loop_id: u64,
-        first: u64,
-        count: u64,
-        stride: u64,
-        trip: u64,
-    ) -> Result<()> {
-        self.event(&Event::LoopChunk {
-            loop_id,
-            first,
-            count,
-            stride,
-            trip,
-        })
+    /// `loop_chunk` (type 10, FORMAT.md §6.6).
+    pub fn loop_chunk(&mut self, chunk: LoopChunk) -> Result<()> {
+        self.event(&Event::LoopChunk(chunk))
     }
     /// An event of any type with a raw payload (to test readers with
     /// types they do not know). Type 0 (`partial`) is refused.

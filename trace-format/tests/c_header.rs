@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{read_all, Op, Rec, TempDir};
-use tf_trace::{BlockDef, EndKind, TableParams, Trace, TraceWriter, WriterOptions};
+use tf_trace::{BlockDef, EndKind, LoopChunk, TableParams, Trace, TraceWriter, WriterOptions};
 
 const CRATE: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -151,7 +151,13 @@ fn parse_log(path: &Path) -> Log {
                     7 => Op::Signal(v[0]),
                     8 => Op::SignalReturn(v[0]),
                     9 => Op::Marker(v[0], v[1]),
-                    10 => Op::LoopChunk([v[0], v[1], v[2], v[3], v[4]]),
+                    10 => Op::LoopChunk(LoopChunk {
+                        loop_id: v[0],
+                        first: v[1],
+                        count: v[2],
+                        stride: v[3],
+                        trip: v[4],
+                    }),
                     t => panic!("event type {t}"),
                 };
                 log.threads.get_mut(&n(1)).unwrap().2.push(op);

@@ -10,7 +10,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use tf_trace::{
-    BlockDef, EndKind, Event, ExitHow, LockKind, SkipReason, Trace, TraceWriter, Via, WriterOptions,
+    BlockDef, EndKind, Event, ExitHow, LockKind, LoopChunk, SkipReason, Trace, TraceWriter, Via,
+    WriterOptions,
 };
 
 type Writer = fn(&Path) -> tf_trace::Result<()>;
@@ -224,7 +225,13 @@ fn write_threads(dir: &Path) -> tf_trace::Result<()> {
     t.lock_release(LockKind::Mutex, 0x40_4100)?;
     t.skip(SkipReason::LockRuntime, 31)?;
     t.skip(SkipReason::LoopSchedule, 55)?;
-    t.loop_chunk(1, 8, 4, 0, 16)?;
+    t.loop_chunk(LoopChunk {
+        loop_id: 1,
+        first: 8,
+        count: 4,
+        stride: 0,
+        trip: 16,
+    })?;
     t.exec_opt(rep_first, &[Some(0x40_4300), Some(0x40_4400)])?;
     t.exec_opt(rep_next, &[Some(0x40_4301), Some(0x40_4401)])?;
     t.exec_opt(rep_next, &[Some(0x40_4302), Some(0x40_4402)])?;
@@ -360,14 +367,9 @@ fn event(ev: &Event<'_>) -> String {
         Event::Syscall { number, nanos } => format!("syscall {number} {nanos} ns"),
         Event::Signal { signo } => format!("signal {signo}"),
         Event::SignalReturn { signo } => format!("signal_return {signo}"),
-        Event::LoopChunk {
-            loop_id,
-            first,
-            count,
-            stride,
-            trip,
-        } => format!(
-            "loop_chunk loop {loop_id} first {first} count {count} stride {stride} trip {trip}"
+        Event::LoopChunk(c) => format!(
+            "loop_chunk loop {} first {} count {} stride {} trip {}",
+            c.loop_id, c.first, c.count, c.stride, c.trip
         ),
         other => format!("{other:?}"),
     }

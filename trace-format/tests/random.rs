@@ -7,7 +7,9 @@
 mod common;
 
 use common::{read_ok, Op, Rec, Rng, TempDir};
-use tf_trace::{BlockDef, ChunkDecoder, EndKind, TableParams, Trace, TraceWriter, WriterOptions};
+use tf_trace::{
+    BlockDef, ChunkDecoder, EndKind, LoopChunk, TableParams, Trace, TraceWriter, WriterOptions,
+};
 
 struct Blk {
     addr: u64,
@@ -186,13 +188,13 @@ fn one_case(seed: u64) {
                     11 + rng.below(1000),
                     (0..rng.below(20)).map(|_| rng.next() as u8).collect(),
                 ),
-                10 => Op::LoopChunk([
-                    1 + rng.below(9),
-                    rng.next() >> rng.below(64),
-                    rng.below(100),
-                    rng.below(64),
-                    rng.next(),
-                ]),
+                10 => Op::LoopChunk(LoopChunk {
+                    loop_id: 1 + rng.below(9),
+                    first: rng.next() >> rng.below(64),
+                    count: rng.below(100),
+                    stride: rng.below(64),
+                    trip: rng.next(),
+                }),
                 _ => Op::Flush,
             };
             e.apply(&mut w.thread(t as u64 + 1).unwrap()).unwrap();

@@ -140,11 +140,15 @@ pub fn markdown(m: &mut String, o: &Outcome) {
     )
     .unwrap();
     for (name, why) in stale {
-        writeln!(
-            m,
-            "- {name}: **not measured since**: its sources changed ({why}); left out of \
-             the statistics."
-        )
+        if twins.contains_key(name) {
+            writeln!(
+                m,
+                "- {name}: **not measured since**: its sources changed ({why}); left out of \
+                 the statistics."
+            )
+        } else {
+            writeln!(m, "- {name}: **not measured**: {why}.")
+        }
         .unwrap();
     }
     for (name, t) in twins {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tf_trace::{Event, ExitHow, LockKind, SkipReason, ThreadWriter, Trace, TraceWriter};
+use tf_trace::{Event, ExitHow, LockKind, LoopChunk, SkipReason, ThreadWriter, Trace, TraceWriter};
 
 /// A fresh directory under the system temp dir, removed on drop.
 pub struct TempDir(pub PathBuf);
@@ -103,8 +103,7 @@ pub enum Op {
     Signal(u64),
     SignalReturn(u64),
     Marker(u64, u64),
-    /// loop, first, count, stride, trip
-    LoopChunk([u64; 5]),
+    LoopChunk(LoopChunk),
     Raw(u64, Vec<u8>),
     Flush,
 }
@@ -140,7 +139,7 @@ impl Op {
             Op::Signal(s) => t.signal(*s),
             Op::SignalReturn(s) => t.signal_return(*s),
             Op::Marker(k, v) => t.marker(*k, *v),
-            Op::LoopChunk([l, f, c, s, n]) => t.loop_chunk(*l, *f, *c, *s, *n),
+            Op::LoopChunk(c) => t.loop_chunk(*c),
             Op::Raw(ty, p) => t.raw_event(*ty, p),
             Op::Flush => t.flush(),
         }
@@ -198,13 +197,7 @@ impl Op {
                 kind: *k,
                 value: *v,
             },
-            Op::LoopChunk([l, f, c, s, n]) => Event::LoopChunk {
-                loop_id: *l,
-                first: *f,
-                count: *c,
-                stride: *s,
-                trip: *n,
-            },
+            Op::LoopChunk(c) => Event::LoopChunk(*c),
             Op::Raw(ty, p) => {
                 return Some(Rec::Ev(format!(
                     "{:?}",
