@@ -195,3 +195,45 @@ fn only_traces_analyze_like_full_traces() {
         same_function(&a, &b, f);
     }
 }
+
+/// Loops the runtime sees in other forms: counting down, by 3, with an
+/// unsigned long long index, with a reduction, two `omp for` loops in one
+/// parallel region, and one GCC vectorizes at -O3 (workloads/omp_loop_forms.c
+/// derives the figures).
+#[test]
+fn loop_forms_at_every_level() {
+    const N: u64 = 512;
+    let loops = ["down", "step3", "ull", "red", "two", "vec"];
+    for opt in ["-O0", "-O1", "-O2", "-O3"] {
+        let dir = tempdir();
+        let t = dir.path().join("forms");
+        trace_ok(&t, &workload_at("omp_loop_forms", opt), &[&N.to_string()]);
+        let r = analyze_json(&t, &["--warp", "8,32"]);
+        let warnings = r["warnings"].as_array().unwrap();
+        let vectorized = opt == "-O3";
+        if vectorized {
+            // two iterations per pass: said, and each call is one unit
+            assert_eq!(width(&r, 32)["units"], 6 * N + 4, "{opt}: units");
+            assert_eq!(warnings.len(), 1, "{opt}: {warnings:?}");
+            let w = warnings[0].as_str().unwrap();
+            assert!(
+                w.contains("vec._omp_fn.0 runs several iterations per pass"),
+                "{w}"
+            );
+        } else {
+            assert_eq!(width(&r, 32)["units"], 7 * N, "{opt}: units");
+            assert!(warnings.is_empty(), "{opt}: {warnings:?}");
+        }
+        for w in [8u64, 32] {
+            for l in loops.iter().filter(|&&l| !(vectorized && l == "vec")) {
+                let f = function(width(&r, w), &format!("{l}._omp_fn.0"));
+                assert_eq!(f["simt_efficiency"], 1.0, "{opt} W={w} {l}: SIMT");
+                let h = &f["memory"]["heap"];
+                for kind in ["loads", "stores"] {
+                    let spr = h[kind]["sectors_per_request"].as_f64().unwrap();
+                    assert_eq!(spr, (w * 24 / 32) as f64, "{opt} W={w} {l} {kind}");
+                }
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@ use crate::loops::outermost_loop;
 use crate::scan::{ScanJob, ThreadScan};
 use crate::unit_rule::UnitsRule;
 use crate::units::{Cutter, LoopSpec};
-use crate::worksharing::{check_numbering, Iteration, IterationPlan, LoopCensus};
+use crate::worksharing::{check_numbering, Iteration, IterationPlan, LoopCensus, LoopSite};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -35,20 +35,20 @@ pub(crate) fn recut(
         census.merge(std::mem::take(&mut s.loops));
     }
     // Functions whose chunks ran no loop with a block per iteration.
-    let mut unsplit: Vec<u64> = Vec::new();
+    let mut unsplit: Vec<LoopSite> = Vec::new();
     let mut worksharing = |entries: &[u64]| -> Option<IterationPlan> {
         if census.is_empty() {
             return None;
         }
         let mut plan = census.plan(job.canon, job.trace.blocks());
         if !entries.is_empty() {
-            plan.loops.retain(|e, _| entries.contains(e));
-            plan.failed.retain(|e| entries.contains(e));
+            plan.loops.retain(|s, _| entries.contains(&s.entry));
+            plan.failed.retain(|s| entries.contains(&s.entry));
         }
         unsplit = plan.failed.clone();
         (!plan.loops.is_empty() || !plan.failed.is_empty()).then_some(plan)
     };
-    let mut cut_fns: HashSet<u64> = HashSet::new();
+    let mut cut_fns: HashSet<LoopSite> = HashSet::new();
     let (cutter, about): (Box<dyn Fn() -> Cutter + Sync>, String) = match rule {
         UnitsRule::OpenMp(_) => match worksharing(&[]) {
             Some(plan) => {
@@ -100,14 +100,18 @@ pub(crate) fn recut(
         UnitsRule::StartRoutines(_) => return Ok(whole("each call of a thread's start routine")),
     };
     let mut warnings = Vec::new();
-    for &f in &unsplit {
+    for f in &unsplit {
         let why = format!(
-            "the OpenMP loop of {} runs several iterations per pass (unrolled or vectorized): \
+            "an OpenMP loop of {} runs several iterations per pass (unrolled or vectorized): \
              no block of it runs once per iteration in every chunk",
-            name(f)
+            name(f.entry)
         );
         match rule {
             UnitsRule::Iterations(..) => return Err(Error::Iterations(why)),
+            _ if cut_fns.iter().any(|s| s.entry == f.entry) => warnings.push(format!(
+                "{why}; its work belongs to no unit (the function's other loops are cut into \
+                 iterations)"
+            )),
             _ => warnings.push(format!("{why}; each call of it is one unit")),
         }
     }

@@ -20,7 +20,8 @@
 
 use crate::blocks::{CBlockId, Step};
 use crate::frames::{FrameTracker, Transition};
-use crate::worksharing::{Iteration, IterationPlan};
+use crate::worksharing::{Iteration, IterationPlan, LoopSite};
+use std::collections::HashMap;
 use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
@@ -171,6 +172,8 @@ struct Cut {
     traced: u64,
     /// The worksharing stretch being cut.
     stretch: Option<Stretch>,
+    /// Where each worksharing loop instance began in this thread.
+    sites: HashMap<u64, CBlockId>,
     /// A call unit of the worksharing fallback: its depth, and whether the
     /// runtime handed out a chunk inside it (its unit was then dropped).
     call: Option<(usize, bool)>,
@@ -183,7 +186,7 @@ struct Cut {
 /// learnt at its first step) and the arrivals at its iteration block.
 struct Stretch {
     chunk: LoopChunk,
-    frame: Option<(usize, u64)>,
+    frame: Option<(usize, LoopSite)>,
     arrivals: u64,
 }
 
@@ -200,6 +203,7 @@ impl UnitCutter {
                 first: None,
                 traced: 0,
                 stretch: None,
+                sites: HashMap::new(),
                 call: None,
                 problems: Vec::new(),
             },
@@ -288,7 +292,7 @@ impl UnitCutter {
             // unit, even when the runtime handed it none.
             let cut = &mut self.cut;
             if let (Some((d, false)), Some(o)) = (cut.call, &cut.open) {
-                if plan.loops.contains_key(&o.unit.root) {
+                if plan.cuts(o.unit.root) {
                     cut.open = None;
                     cut.call = Some((d, true));
                 }
@@ -391,8 +395,15 @@ impl Cut {
             return;
         };
         let (depth, top) = (tracker.depth(), tracker.top());
-        let (d, entry) = *st.frame.get_or_insert((depth, top.entry));
-        if !plan.loops.contains_key(&entry) {
+        let sites = &mut self.sites;
+        let (d, site) = *st.frame.get_or_insert_with(|| {
+            (
+                depth,
+                LoopSite::of(sites, st.chunk.loop_id, top.entry, step.cblock),
+            )
+        });
+        let entry = site.entry;
+        if !plan.loops.contains_key(&site) {
             // a loop of a function that is not cut into iterations
             self.stretch = None;
             return;
@@ -405,7 +416,7 @@ impl Cut {
             self.close(pos);
             return;
         }
-        let Some(lp) = plan.loops.get(&entry).filter(|_| depth == d) else {
+        let Some(lp) = plan.loops.get(&site).filter(|_| depth == d) else {
             return;
         };
         if step.cblock == lp.block {

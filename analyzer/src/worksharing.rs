@@ -7,8 +7,12 @@
 //! thread then runs them, in order, in the function that asked for them. A
 //! *stretch* is what a thread runs from one `loop_chunk` event to its next.
 //!
-//! **The iteration loop** of a function `F` whose stretches run chunks is
-//! found on the graph of the blocks `F`'s stretches ran at `F`'s own frame,
+//! A *loop* is a function `F` and the block where its instances begin in a
+//! thread ([`LoopSite`]): one parallel region's function may hold several
+//! `omp for` loops.
+//!
+//! **The iteration loop** of a loop of `F` whose stretches run chunks is
+//! found on the graph of the blocks its stretches ran at `F`'s own frame,
 //! with both the edges that ran and the edges their code has (a jump's or a
 //! branch's target, the next instruction; so that a loop whose back edge
 //! never ran, because every chunk held one iteration, is still a loop),
@@ -43,22 +47,52 @@ use crate::loops::natural_loops;
 use std::collections::{HashMap, HashSet};
 use tf_trace::{BlockTable, LoopChunk};
 
+/// One worksharing loop of the program: the function that runs it and
+/// where its chunks begin (the block after the runtime call that handed
+/// out the thread's first chunk of an instance), so that several loops of
+/// one parallel region are told apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LoopSite {
+    /// The entry address of the function.
+    pub entry: u64,
+    /// The first block of the instance's first stretch in a thread.
+    pub start: CBlockId,
+}
+
+impl LoopSite {
+    /// The site of a stretch of instance `loop_id` whose first step is
+    /// `cblock` in the function at `entry`; `sites` remembers, per thread,
+    /// where each instance began.
+    pub fn of(
+        sites: &mut HashMap<u64, CBlockId>,
+        loop_id: u64,
+        entry: u64,
+        cblock: CBlockId,
+    ) -> LoopSite {
+        LoopSite {
+            entry,
+            start: *sites.entry(loop_id).or_insert(cblock),
+        }
+    }
+}
+
 /// Where a stretch runs: its function's frame, learnt at its first step.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     depth: usize,
-    entry: u64,
+    site: LoopSite,
 }
 
 /// What one thread's stretches showed about each function's loop.
 #[derive(Default)]
 pub struct LoopCensus {
-    functions: HashMap<u64, FunctionCensus>,
+    functions: HashMap<LoopSite, FunctionCensus>,
     /// Each loop instance's trip count.
     pub trips: HashMap<u64, u64>,
-    /// The function that ran each loop instance's chunks.
-    pub runs_in: HashMap<u64, u64>,
+    /// The loop each instance is.
+    pub runs_in: HashMap<u64, LoopSite>,
     open: Option<(LoopChunk, Option<Frame>)>,
+    sites: HashMap<u64, CBlockId>,
     counts: HashMap<CBlockId, u64>,
     order: Vec<CBlockId>,
     prev: Option<CBlockId>,
@@ -89,15 +123,15 @@ impl LoopCensus {
 
     /// A step, `tracker` already past it.
     pub fn step(&mut self, cblock: CBlockId, tracker: &FrameTracker) {
-        let Some((_, frame)) = &mut self.open else {
+        let Some((c, frame)) = &mut self.open else {
             return;
         };
-        let here = Frame {
-            depth: tracker.depth(),
-            entry: tracker.top().entry,
-        };
-        let f = *frame.get_or_insert(here);
-        if here.depth != f.depth || here.entry != f.entry {
+        let (depth, entry) = (tracker.depth(), tracker.top().entry);
+        let f = *frame.get_or_insert_with(|| Frame {
+            depth,
+            site: LoopSite::of(&mut self.sites, c.loop_id, entry, cblock),
+        });
+        if depth != f.depth || entry != f.site.entry {
             return;
         }
         let n = self.counts.entry(cblock).or_insert(0);
@@ -105,7 +139,7 @@ impl LoopCensus {
             self.order.push(cblock);
         }
         *n += 1;
-        let fc = self.functions.entry(f.entry).or_default();
+        let fc = self.functions.entry(f.site).or_default();
         match self.prev.replace(cblock) {
             Some(p) => fc.edges.insert((p, cblock)),
             None => fc.starts.insert(cblock),
@@ -124,8 +158,8 @@ impl LoopCensus {
         let Some((c, Some(f))) = self.open.take() else {
             return;
         };
-        self.runs_in.insert(c.loop_id, f.entry);
-        let fc = self.functions.entry(f.entry).or_default();
+        self.runs_in.insert(c.loop_id, f.site);
+        let fc = self.functions.entry(f.site).or_default();
         fc.fetches.extend(last);
         let want = c.iterations();
         if want == 0 {
@@ -147,8 +181,8 @@ impl LoopCensus {
     pub fn merge(&mut self, other: LoopCensus) {
         self.trips.extend(other.trips);
         self.runs_in.extend(other.runs_in);
-        for (entry, o) in other.functions {
-            let mine = self.functions.entry(entry).or_default();
+        for (site, o) in other.functions {
+            let mine = self.functions.entry(site).or_default();
             mine.edges.extend(o.edges);
             mine.starts.extend(o.starts);
             mine.fetches.extend(o.fetches);
@@ -174,7 +208,7 @@ impl LoopCensus {
     pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable) -> IterationPlan {
         let mut loops = HashMap::new();
         let mut failed = Vec::new();
-        for (&entry, fc) in &self.functions {
+        for (&site, fc) in &self.functions {
             let Some(candidates) = fc.candidates.as_ref() else {
                 continue; // only empty stretches
             };
@@ -183,11 +217,11 @@ impl LoopCensus {
                 Some((block, lp))
             });
             let Some((block, lp)) = found else {
-                failed.push(entry);
+                failed.push(site);
                 continue;
             };
             let reach = lp;
-            loops.insert(entry, IterationLoop { block, reach });
+            loops.insert(site, IterationLoop { block, reach });
         }
         failed.sort_unstable();
         IterationPlan { loops, failed }
@@ -261,13 +295,20 @@ pub struct IterationLoop {
     pub reach: HashSet<CBlockId>,
 }
 
-/// Every function's [`IterationLoop`], by entry address.
+/// Every loop's [`IterationLoop`].
 #[derive(Clone, Debug, Default)]
 pub struct IterationPlan {
-    /// By the function's entry address.
-    pub loops: HashMap<u64, IterationLoop>,
-    /// Functions whose chunks ran no loop with a block per iteration.
-    pub failed: Vec<u64>,
+    /// By loop.
+    pub loops: HashMap<LoopSite, IterationLoop>,
+    /// Loops whose chunks ran no block once per iteration.
+    pub failed: Vec<LoopSite>,
+}
+
+impl IterationPlan {
+    /// Whether a loop of the function at `entry` is cut into iterations.
+    pub fn cuts(&self, entry: u64) -> bool {
+        self.loops.keys().any(|s| s.entry == entry)
+    }
 }
 
 /// A unit's place in its loop: instance and logical iteration number.
