@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what tf and its tests need on Debian/Ubuntu, when it is missing:
 # Valgrind (the tracer runs inside it), C and C++ compilers and make (the tracer,
-# the workloads and the conformance programs), pigz (a real multi-threaded program the tests trace) and
-# Chromium (the report tests open the HTML pages in it, headless).
+# the workloads and the conformance programs), clang with LLVM's OpenMP runtime
+# (the worksharing tests run the OpenMP workloads on libomp too), pigz (a real
+# multi-threaded program the tests trace) and Chromium (the report tests open
+# the HTML pages in it, headless).
 set -euo pipefail
 
 need=()
@@ -11,6 +13,8 @@ command -v valgrind >/dev/null || need+=(valgrind)
 command -v gcc >/dev/null || need+=(gcc)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
+command -v clang >/dev/null || need+=(clang)
+ls /usr/lib/llvm-*/lib/libomp.so >/dev/null 2>&1 || need+=(libomp-dev)
 command -v pigz >/dev/null || need+=(pigz)
 command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

@@ -116,10 +116,14 @@ fn auto_equals_iter_fn() {
 }
 
 /// The same loops built by clang run on LLVM's libomp; static schedules
-/// there go through the runtime too (`__kmpc_for_static_init`).
+/// there go through the runtime too (`__kmpc_for_static_init`), and so does
+/// `target teams distribute parallel for` run on the host.
 #[test]
 fn libomp_schedules() {
-    let Some(bin) = build_with_clang() else {
+    let (Some(bin), Some(target)) = (
+        build_with_clang("omp_schedules"),
+        build_with_clang("omp_target"),
+    ) else {
         eprintln!(
             "skipped: clang with libomp is not installed (apt-get install -y clang libomp-dev)"
         );
@@ -132,23 +136,33 @@ fn libomp_schedules() {
     let res = width(&r, 32);
     // every loop, static5 included, is cut per iteration
     assert_eq!(res["units"], N * 6, "units");
-    for f in res["functions"].as_array().unwrap() {
-        let name = f["name"].as_str().unwrap();
-        if name.starts_with("fill_") && name.contains("omp_outlined") {
-            let h = &f["memory"]["heap"];
-            assert_eq!(h["stores"]["sectors_per_request"], 24.0, "{name}");
-            assert_eq!(h["loads"]["sectors_per_request"], 24.0, "{name}");
-        }
+    let outlined: Vec<&Value> = res["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["name"].as_str().unwrap().starts_with(".omp_outlined."))
+        .collect();
+    assert_eq!(outlined.len(), 6);
+    for f in outlined {
+        assert_eq!(f["simt_efficiency"], 1.0, "{}", f["name"]);
+        let h = &f["memory"]["heap"];
+        assert_eq!(h["stores"]["sectors_per_request"], 24.0, "{}", f["name"]);
+        assert_eq!(h["loads"]["sectors_per_request"], 24.0, "{}", f["name"]);
     }
+    let t = dir.path().join("target");
+    trace_ok(&t, &target, &[&N.to_string()]);
+    let r = analyze_json(&t, &["--warp", "32"]);
+    assert_eq!(width(&r, 32)["units"], N, "target: units");
+    assert_eq!(width(&r, 32)["memory"]["heap"]["sectors_per_request"], 24.0);
 }
 
-/// workloads/omp_schedules.c built with clang -O2 -fopenmp (libomp), if
-/// clang and libomp are installed.
-fn build_with_clang() -> Option<std::path::PathBuf> {
+/// workloads/NAME.c built with clang -O2 -fopenmp (libomp), if clang and
+/// libomp are installed.
+fn build_with_clang(name: &str) -> Option<std::path::PathBuf> {
     let out = root().join("workloads/build/clang");
     std::fs::create_dir_all(&out).ok()?;
-    let bin = out.join("omp_schedules");
-    let src = root().join("workloads/omp_schedules.c");
+    let bin = out.join(name);
+    let src = root().join(format!("workloads/{name}.c"));
     let ok = Command::new("clang")
         .args(["-O2", "-g", "-fopenmp", "-o"])
         .arg(&bin)
