@@ -7,7 +7,10 @@
 #   trace: the 10× trace must peak about as high as the small one);
 # - nbody 8192 bodies on 128 threads, one unit per call of accelerate():
 #   regular, fully converged code, 64 long units per thread;
-# - divergence triangle 4096 (64 threads' worth of items, many warps).
+# - divergence triangle 4096 (64 threads' worth of items, many warps);
+# - how right the progress bar's ETA is: for the replay of the 10x pigz
+#   trace and of nbody, the bar's estimate of the rest when a tenth of the
+#   stage was done, beside what the rest took (`tf analyze --timings`).
 #   benches/analyze_throughput.sh            SMALL=4000000 benches/analyze_throughput.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +54,7 @@ for bytes in "$small" $((10 * small)); do
     report "$label, W=32" "$dir" 1 --warp 32
     report "$label, W=32" "$dir" "$cores" --warp 32
     report "$label, W=8,16,32" "$dir" "$cores" --warp 8,16,32
+    eta_trace=$dir
 done
 dir="$tmp/nbody"
 "$tf" trace -o "$dir" -- workloads/build/O1/nbody 8192 128 > /dev/null 2>&1
@@ -62,3 +66,13 @@ dir="$tmp/triangle"
 label="divergence triangle 4096 ($(traced "$dir") insns)"
 report "$label, W=32" "$dir" 1 --unit call:worker --warp 32
 report "$label, W=32" "$dir" "$cores" --unit call:worker --warp 32
+
+eta() { # label trace args...
+    local label=$1 trace=$2
+    shift 2
+    "$tf" analyze "$trace" "$@" --timings 2>&1 >/dev/null |
+        awk -v l="$label" '/replaying/ { sub(/^tf: /, ""); printf "  %-34s %s\n", l, $0 }'
+}
+echo "progress ETA at 10% of the replay"
+eta "pigz $((10 * small / 1000000)) MB, W=32" "$eta_trace" --warp 32
+eta "nbody 8192, W=32" "$tmp/nbody" --unit call:accelerate --warp 32

@@ -169,8 +169,18 @@ pub(crate) struct Bar {
     bar: ProgressBar,
     started: Instant,
     shown: Mutex<bool>,
-    /// Stages and when they started, to report with `--timings`.
-    stages: Mutex<Vec<(String, Instant)>>,
+    /// Stages, to report with `--timings`.
+    stages: Mutex<Vec<Stage>>,
+}
+
+/// One stage: its name, when it started, its length in steps, and when a
+/// tenth of it was done with the bar's estimate of the rest then (to check
+/// the estimate against what the rest took).
+struct Stage {
+    name: String,
+    at: Instant,
+    total: u64,
+    tenth: Option<(Instant, Duration)>,
 }
 
 impl Bar {
@@ -205,27 +215,50 @@ impl Bar {
         self.bar.finish_and_clear();
     }
 
-    /// Wall time per stage, one line each.
+    /// Wall time per stage, one line each; for a stage of at least a second,
+    /// also the bar's estimate of the rest when a tenth was done, beside what
+    /// the rest took.
     fn timings(&self) -> Vec<String> {
         let stages = self.stages.lock().expect("not poisoned");
         let now = Instant::now();
         stages
             .iter()
             .enumerate()
-            .map(|(i, (name, at))| {
-                let end = stages.get(i + 1).map_or(now, |s| s.1);
-                format!("{name}: {:.2} s", (end - *at).as_secs_f64())
+            .map(|(i, st)| {
+                let end = stages.get(i + 1).map_or(now, |s| s.at);
+                timing_line(
+                    &st.name,
+                    end - st.at,
+                    st.tenth.map(|(at, eta)| (eta, end - at)),
+                )
             })
             .collect()
     }
 }
 
+/// `--timings`' line for a stage that took `took`; `tenth`: the bar's
+/// estimate of the rest when a tenth was done, and what the rest took
+/// (shown for stages of a second or more).
+fn timing_line(name: &str, took: Duration, tenth: Option<(Duration, Duration)>) -> String {
+    let mut line = format!("{name}: {:.2} s", took.as_secs_f64());
+    if let Some((eta, rest)) = tenth.filter(|_| took >= Duration::from_secs(1)) {
+        let (eta, rest) = (eta.as_secs_f64(), rest.as_secs_f64());
+        line += &format!(
+            " (at 10%: eta {eta:.2} s, the rest took {rest:.2} s, error {:+.0}%)",
+            100.0 * (eta - rest) / rest.max(1e-9)
+        );
+    }
+    line
+}
+
 impl Progress for Bar {
     fn stage(&self, name: &str, total: u64) {
-        self.stages
-            .lock()
-            .expect("not poisoned")
-            .push((name.to_string(), Instant::now()));
+        self.stages.lock().expect("not poisoned").push(Stage {
+            name: name.to_string(),
+            at: Instant::now(),
+            total,
+            tenth: None,
+        });
         self.bar.set_message(name.to_string());
         self.bar.set_length(total);
         self.bar.set_position(0);
@@ -234,6 +267,11 @@ impl Progress for Bar {
 
     fn advance(&self, n: u64) {
         self.bar.inc(n);
+        if let Some(st) = self.stages.lock().expect("not poisoned").last_mut() {
+            if st.tenth.is_none() && self.bar.position() * 10 >= st.total && st.total > 0 {
+                st.tenth = Some((Instant::now(), self.bar.eta()));
+            }
+        }
         self.maybe_show();
     }
 }
@@ -405,5 +443,24 @@ fn print_functions(r: &WidthResult, top: usize, interleaved: bool) {
             "({} more functions; all of them are in --json and --csv)",
             r.functions.len() - top
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_lines_compare_the_eta_at_a_tenth_with_the_rest() {
+        let s = Duration::from_secs_f64;
+        assert_eq!(
+            timing_line("scan", s(0.5), Some((s(9.0), s(8.0)))),
+            "scan: 0.50 s"
+        );
+        assert_eq!(
+            timing_line("replay", s(10.0), Some((s(9.9), s(9.0)))),
+            "replay: 10.00 s (at 10%: eta 9.90 s, the rest took 9.00 s, error +10%)"
+        );
+        assert_eq!(timing_line("replay", s(2.0), None), "replay: 2.00 s");
     }
 }

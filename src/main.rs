@@ -84,7 +84,8 @@ enum Command {
         options: AnalyzeArgs,
         #[command(flatten)]
         results: ResultArgs,
-        /// Print the wall time of each stage of the analysis on stderr.
+        /// Print the wall time of each stage of the analysis on stderr, and
+        /// for stages of a second or more how right the progress bar's ETA was.
         #[arg(long)]
         timings: bool,
         /// Exit with 0 even when the trace is damaged or incomplete (the
