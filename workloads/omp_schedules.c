@@ -77,10 +77,7 @@ int main(int argc, char **argv)
         if (all || strcmp(s, "collapse") == 0)
             fill_collapse(n);
     }
-    double sum = 0;
-    for (long i = 0; i < n; i++)
-        sum += items[i].a;
-    printf("%.0f\n", sum);
+    print_items(items, n);
     free(items);
     return 0;
 }

@@ -16,10 +16,7 @@ int main(int argc, char **argv)
 #pragma omp target teams distribute parallel for map(tofrom : items[0 : n]) num_threads(4)
     for (long i = 0; i < n; i++)
         fill_item(items, i);
-    double s = 0;
-    for (long i = 0; i < n; i++)
-        s += items[i].a;
-    printf("%.0f\n", s);
+    print_items(items, n);
     free(items);
     return 0;
 }

@@ -19,9 +19,6 @@ int main(int argc, char **argv)
     LAUNCH_ITEMS(fill, n)(d, n);
     finish();
     to_host(items, d, n);
-    double sum = 0;
-    for (long i = 0; i < n; i++)
-        sum += items[i].a;
-    printf("%.0f\n", sum);
+    print_items(items, n);
     return 0;
 }
