@@ -2,12 +2,14 @@
 //!
 //! The replay ([`crate::replay`]) tells an [`IssueSink`] about every warp
 //! issue (one canonical block run by a warp's active lanes, with each lane's
-//! memory accesses), every divergence and every split into serialized lock
-//! rounds, in the order the warp issues them. Warps replay in parallel: an
+//! memory accesses), every divergence, predicated branch, lock acquisition,
+//! contended lock and split into serialized lock rounds, in the order the
+//! warp issues them. Warps replay in parallel: an
 //! [`Observer`] makes one sink per warp ([`Observer::begin`]) and takes it
 //! back when the warp is done ([`Observer::end`]), in any order. The Accel-Sim
-//! export and the HTML report are observers; `tf analyze`'s figures come from
-//! the same replay, so an observer's figures agree with them exactly.
+//! export and the HTML report are observers; `tf analyze`'s figures are one
+//! too (the replay's own tally), so an observer's figures agree with them
+//! exactly.
 //!
 //! ```no_run
 //! use tf_analyzer::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
@@ -49,7 +51,7 @@ use crate::functions::FunctionTable;
 use crate::replay::IpdomMap;
 use crate::segments::Segments;
 use crate::symbols::SourceLines;
-use tf_trace::{Access, FunctionId, Trace};
+use tf_trace::{Access, FunctionId, LockKind, Trace};
 
 /// What an observer may look at for the whole analysis, borrowed from it.
 pub struct Context<'a> {
@@ -106,6 +108,12 @@ pub struct Issue<'a> {
     /// predicate is off (`--predicate`) or that spin on a lock
     /// (`--lock-model spin`), as a GPU's profiler counts them.
     pub counted: u64,
+    /// Lanes of the predicated branch this block belongs to (`--predicate`;
+    /// those not in `active` run it with their predicate off).
+    pub predicated: u64,
+    /// Lanes spinning on a lock while this block runs (`--lock-model spin`;
+    /// those not in `active` are counted as executing it).
+    pub spinning: u64,
     /// Warp instructions issued: the most instructions any active lane ran.
     pub warp_instructions: u64,
     /// Thread instructions: the sum over the active lanes, plus
@@ -151,6 +159,17 @@ pub trait IssueSink {
     /// Lanes holding the same lock were split into serialized rounds
     /// (`rounds[0]` runs first and holds every lane that does not wait).
     fn lock_rounds(&mut self, _rounds: &[(u64, Option<u64>)]) {}
+
+    /// The branch at the end of `cblock` runs as predicated code
+    /// (`--predicate`): every lane issues both arms.
+    fn predicated(&mut self, _cblock: CBlockId) {}
+
+    /// Lane `lane` acquired `lock`.
+    fn lock_acquired(&mut self, _lane: usize, _lock: u64, _kind: LockKind) {}
+
+    /// The lanes of `lanes` hold `lock` at once; `waiting` of them wait for
+    /// another's critical section (they run in later rounds).
+    fn lock_contended(&mut self, _lock: u64, _lanes: u64, _waiting: u64) {}
 }
 
 /// Makes one sink per warp and takes it back when the warp is done.

@@ -26,11 +26,14 @@ struct Record {
 struct Recorder {
     records: Mutex<Vec<(usize, usize, Vec<Record>)>>,
     divergences: Mutex<u64>,
+    /// Per width: acquisitions, contentions, waiting lanes.
+    locks: Mutex<BTreeMap<usize, (u64, u64, u64)>>,
 }
 
 struct WarpRecords {
     records: Vec<Record>,
     divergences: u64,
+    locks: (u64, u64, u64),
 }
 
 impl IssueSink for WarpRecords {
@@ -62,6 +65,15 @@ impl IssueSink for WarpRecords {
         assert!(paths >= 2);
         self.divergences += 1;
     }
+    fn lock_acquired(&mut self, _: usize, lock: u64, _: LockKind) {
+        assert_eq!(lock, 0x5000);
+        self.locks.0 += 1;
+    }
+    fn lock_contended(&mut self, _: u64, lanes: u64, waiting: u64) {
+        assert!(waiting < u64::from(lanes.count_ones()));
+        self.locks.1 += 1;
+        self.locks.2 += waiting;
+    }
 }
 
 impl Observer for Recorder {
@@ -70,6 +82,7 @@ impl Observer for Recorder {
         WarpRecords {
             records: Vec::new(),
             divergences: 0,
+            locks: (0, 0, 0),
         }
     }
     fn end(&self, ctx: &Context<'_>, warp: &WarpInfo<'_>, sink: WarpRecords) {
@@ -83,6 +96,9 @@ impl Observer for Recorder {
             .unwrap()
             .push((warp.width, warp.index, records));
         *self.divergences.lock().unwrap() += sink.divergences;
+        let mut locks = self.locks.lock().unwrap();
+        let l = locks.entry(warp.width).or_default();
+        (l.0, l.1, l.2) = (l.0 + sink.locks.0, l.1 + sink.locks.1, l.2 + sink.locks.2);
     }
 }
 
@@ -188,6 +204,15 @@ fn a_recording_sink_sees_what_the_report_counts() {
     let divergent: u64 = report.results.iter().map(|r| r.divergent_branches).sum();
     assert_eq!(*recorder.divergences.lock().unwrap(), divergent);
     assert!(divergent > 0);
+    // Lock events: what the report's lock table counts.
+    let locks = recorder.locks.into_inner().unwrap();
+    for (k, result) in report.results.iter().enumerate() {
+        let l = &result.locks[0];
+        let seen = locks[&opts.widths[k]];
+        assert_eq!(seen, (l.acquisitions, l.contentions, l.serialized_lanes));
+        assert_eq!(seen.0, 4);
+        assert!(seen.2 > 0);
+    }
 }
 
 /// Records the stages and every advance.

@@ -9,6 +9,7 @@ use super::warp::Warp;
 use crate::blocks::CBlockId;
 use crate::frames::{Frame, FrameTracker};
 use crate::lanes::{LaneEvent, LaneSource, LaneStep};
+use crate::sink::IssueSink as _;
 use tf_trace::{FunctionId, LockKind};
 
 /// Where a lane goes after a step, relative to the frame it ran in.
@@ -111,9 +112,10 @@ impl Warp<'_, '_, '_> {
                 LaneEvent::SignalReturn => lane.tracker.signal_return(),
                 LaneEvent::Acquire { kind, lock } => {
                     lane.held.push((lock, kind));
-                    let s = self.stats.locks.entry(lock).or_default();
-                    s.acquisitions += 1;
-                    s.kind.get_or_insert(kind);
+                    self.tally.lock_acquired(i, lock, kind);
+                    if let Some(sink) = self.sink.as_deref_mut() {
+                        sink.lock_acquired(i, lock, kind);
+                    }
                 }
                 LaneEvent::Release { lock, .. } => {
                     if let Some(k) = lane.held.iter().rposition(|h| h.0 == lock) {

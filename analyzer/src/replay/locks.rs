@@ -47,15 +47,14 @@ impl Warp<'_, '_, '_> {
         let mut waits_for: HashMap<usize, u64> = HashMap::new();
         let mut rounds: Vec<(u64, Option<u64>)> = vec![(stay, None)];
         for &(lock, mask, _) in &holders {
-            let s = self.stats.locks.entry(lock).or_default();
-            s.contentions += 1;
+            let mut waiting = 0;
             for (n, i) in bits(mask).enumerate() {
                 if waits_for.contains_key(&i) {
                     continue;
                 }
                 waits_for.insert(i, lock);
                 if n > 0 {
-                    s.serialized_lanes += 1;
+                    waiting += 1;
                     rounds[0].0 &= !(1 << i);
                     if rounds.len() <= n {
                         rounds.push((0, Some(lock)));
@@ -63,6 +62,7 @@ impl Warp<'_, '_, '_> {
                     rounds[n].0 |= 1 << i;
                 }
             }
+            self.tell(|s| s.lock_contended(lock, mask, waiting));
         }
         if let Some(sink) = self.sink.as_deref_mut() {
             sink.lock_rounds(&rounds);

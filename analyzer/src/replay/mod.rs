@@ -51,12 +51,12 @@
 //! instructions issued by rounds after the first are
 //! counted as *serialized*, per lock and per function.
 
-mod coalesce;
 mod counts;
 mod lane;
 mod locks;
 mod reconverge;
 mod stack;
+mod tally;
 mod warp;
 
 pub use counts::{LockStats, WarpStats};
@@ -65,9 +65,10 @@ pub use reconverge::Reconvergence;
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::functions::FunctionTable;
-use crate::segments::{SegmentCache, Segments};
+use crate::segments::Segments;
 use crate::sink::IssueSink;
-use crate::stats::FunctionStats;
+
+use tally::Tally;
 use warp::Warp;
 
 /// Immediate post-dominators of every function, by (function entry, block).
@@ -132,23 +133,22 @@ impl Replay<'_> {
         sink: Option<&mut dyn IssueSink>,
     ) -> tf_trace::Result<WarpStats> {
         assert!(lanes.len() <= 64 && lanes.len() <= self.width.max(1));
+        let stacks = lanes.iter().map(|l| (l.stack, l.sp)).collect();
         let mut w = Warp {
             cfg: self,
             sink,
             stack: Vec::new(),
-            stats: WarpStats {
-                functions: vec![FunctionStats::default(); self.functions.max_id() + 1],
-                ..WarpStats::default()
-            },
+            tally: Tally::new(
+                self.segments,
+                self.width,
+                stacks,
+                self.functions.max_id() + 1,
+            ),
             lanes,
             next_region: 0,
-            cursors: Vec::new(),
-            sectors: Vec::new(),
-            interleaved: Vec::new(),
             groups: Vec::new(),
             callees: Vec::new(),
             frame_function: (u64::MAX, 0),
-            segment_cache: SegmentCache::default(),
             unreported: 0,
         };
         w.start();
@@ -156,7 +156,7 @@ impl Replay<'_> {
         self.progress.advance(w.unreported);
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
-        w.stats.unfinished_lanes = w.lanes.iter().filter(|l| !l.done).count() as u64;
-        Ok(w.stats)
+        w.tally.stats.unfinished_lanes = w.lanes.iter().filter(|l| !l.done).count() as u64;
+        Ok(w.tally.stats)
     }
 }

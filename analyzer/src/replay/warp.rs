@@ -2,16 +2,15 @@
 //! block for the entry's live lanes, moves each lane on, and rewrites the
 //! stack from where the lanes went (see the [module rules](super)).
 
-use super::counts::WarpStats;
 use super::lane::{Lane, Next};
 use super::reconverge::Reconvergence;
 use super::stack::{add_callee, add_group, bits, Callee, Entry, Group, Pc};
+use super::tally::Tally;
 use super::Replay;
 use super::PROGRESS_STEP;
 use crate::blocks::CBlockId;
-use crate::segments::SegmentCache;
 use crate::sink::{Issue, IssueSink, LaneIssue};
-use crate::stats::Insns;
+use arrayvec::ArrayVec;
 use tf_trace::FunctionId;
 
 pub(super) struct Warp<'a, 't, 's> {
@@ -19,17 +18,13 @@ pub(super) struct Warp<'a, 't, 's> {
     pub(super) sink: Option<&'s mut dyn IssueSink>,
     pub(super) lanes: Vec<Lane<'t>>,
     pub(super) stack: Vec<Entry>,
-    pub(super) stats: WarpStats,
+    /// The figures: the observer every replay has.
+    pub(super) tally: Tally<'a>,
     pub(super) next_region: u32,
-    /// Scratch: per lane with accesses, (lane, index of its next access).
-    pub(super) cursors: Vec<(u32, u32)>,
-    pub(super) sectors: Vec<u64>,
-    pub(super) interleaved: Vec<u64>,
     pub(super) groups: Vec<Group>,
     pub(super) callees: Vec<Callee>,
     /// The last frame entry whose function was looked up, and that function.
     pub(super) frame_function: (u64, FunctionId),
-    pub(super) segment_cache: SegmentCache,
     /// Thread instructions replayed since the last progress report.
     pub(super) unreported: u64,
 }
@@ -200,20 +195,10 @@ impl Warp<'_, '_, '_> {
             return false;
         }
         let cb = self.cfg.canon.block(b);
-        let serialized = e.serialized.map(std::num::NonZeroU64::get);
         // Lanes counted as active without running: as many instructions as
         // the warp issues.
         let idle = |mask: u64| u64::from((mask & !live).count_ones()) * warp;
-        let (predicated_off, spinning) = (idle(e.predicated), idle(e.spinning));
-        self.stats.predicated_off += predicated_off;
-        self.stats.spinning += spinning;
-        let thread = thread + predicated_off + spinning;
-        let issued = Insns {
-            thread_instructions: thread,
-            warp_instructions: warp,
-        };
-        self.stats.insns.add(&issued);
-        self.stats.block_issues += 1;
+        let thread = thread + idle(e.predicated) + idle(e.spinning);
         self.unreported += thread;
         if self.unreported >= PROGRESS_STEP {
             self.cfg
@@ -228,51 +213,48 @@ impl Warp<'_, '_, '_> {
             }
             self.frame_function.1
         };
-        let f = (f as usize).min(self.stats.functions.len() - 1);
-        self.stats.functions[f].insns.add(&issued);
-        if let Some(lock) = serialized {
-            self.stats.functions[f].serialized_warp_instructions += warp;
-            self.stats
-                .locks
-                .entry(lock)
-                .or_default()
-                .serialized_warp_instructions += warp;
-        }
-        if cb.n_ops > 0 {
-            self.coalesce(live, cb.n_ops, f);
-        }
-        if let Some(sink) = self.sink.as_deref_mut() {
-            const IDLE: LaneIssue<'static> = LaneIssue {
-                lane: 0,
-                insns: 0,
-                first_op: 0,
-                accesses: &[],
-            };
-            let mut lanes = [IDLE; 64];
-            let mut n = 0;
-            for i in bits(live) {
-                let lane = &self.lanes[i];
-                lanes[n] = LaneIssue {
-                    lane: i,
-                    insns: lane.step.insns,
-                    first_op: lane.step.first_op,
-                    accesses: lane.source.accesses(&lane.step),
-                };
-                n += 1;
-            }
-            sink.issue(&Issue {
-                cblock: b,
-                block: cb,
-                function: f as FunctionId,
-                active: live,
-                counted: live | e.predicated | e.spinning,
-                warp_instructions: warp,
-                thread_instructions: thread,
-                lanes: &lanes[..n],
-                serialized,
+        let f = f.min(self.cfg.functions.max_id() as FunctionId);
+        let mut lanes: ArrayVec<LaneIssue<'_>, 64> = ArrayVec::new();
+        for i in bits(live) {
+            let lane = &self.lanes[i];
+            lanes.push(LaneIssue {
+                lane: i,
+                insns: lane.step.insns,
+                first_op: lane.step.first_op,
+                // a block without memory operands has no accesses to look up
+                accesses: if cb.n_ops > 0 {
+                    lane.source.accesses(&lane.step)
+                } else {
+                    &[]
+                },
             });
         }
+        let issue = Issue {
+            cblock: b,
+            block: cb,
+            function: f,
+            active: live,
+            counted: live | e.predicated | e.spinning,
+            predicated: e.predicated,
+            spinning: e.spinning,
+            warp_instructions: warp,
+            thread_instructions: thread,
+            lanes: &lanes,
+            serialized: e.serialized.map(std::num::NonZeroU64::get),
+        };
+        self.tally.issue(&issue);
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.issue(&issue);
+        }
         true
+    }
+
+    /// Tells the tally, and the sink if any, something other than an issue.
+    pub(super) fn tell(&mut self, event: impl Fn(&mut dyn IssueSink)) {
+        event(&mut self.tally);
+        if let Some(sink) = self.sink.as_deref_mut() {
+            event(sink);
+        }
     }
 
     /// Rewrites the stack after the lanes of `top` ran `node` (or came back
@@ -326,18 +308,15 @@ impl Warp<'_, '_, '_> {
                     callers == 0 && left == 0 && self.cfg.predicable.contains(&(top.func, n));
                 if predicable {
                     // If-converted: every lane issues both arms.
-                    self.stats.predicated_branches += 1;
+                    self.tell(|s| s.predicated(n));
                     predicated |= stay;
                 } else {
-                    self.stats.divergent_branches += 1;
-                    if let Some(sink) = self.sink.as_deref_mut() {
-                        let active = stay | left;
-                        let at = match r {
-                            Pc::Block(b) => Some(b),
-                            _ => None,
-                        };
-                        sink.diverged(n, active, targets, at);
-                    }
+                    let active = stay | left;
+                    let at = match r {
+                        Pc::Block(b) => Some(b),
+                        _ => None,
+                    };
+                    self.tell(|s| s.diverged(n, active, targets, at));
                 }
                 r
             }
