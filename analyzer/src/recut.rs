@@ -7,8 +7,10 @@ use crate::cfg::Cfgs;
 use crate::loops::outermost_loop;
 use crate::scan::{ScanJob, ThreadScan};
 use crate::unit_rule::UnitsRule;
-use crate::units::{Cutter, LoopSpec};
-use crate::worksharing::{check_numbering, Iteration, IterationPlan, LoopCensus, LoopSite};
+use crate::units::Cutter;
+use crate::worksharing::{
+    check_numbering, Iteration, IterationLoop, IterationPlan, LoopCensus, LoopSite,
+};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -84,13 +86,12 @@ pub(crate) fn recut(
                     .filter_map(|&e| Some((e, outermost_loop(cfgs.get(&e)?)?)))
                     .next()
                     .ok_or_else(|| Error::NoLoop(unit.to_string(), spec.clone()))?;
-                let spec = LoopSpec {
-                    function,
-                    header: lp.header,
-                    body: lp.body,
+                let lp = IterationLoop {
+                    block: lp.header,
+                    reach: lp.body,
                 };
                 (
-                    Box::new(move || Cutter::Iterations(spec.clone())),
+                    Box::new(move || Cutter::Iterations(function, lp.clone())),
                     "each iteration of the function's outermost loop".into(),
                 )
             }

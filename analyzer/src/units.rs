@@ -20,7 +20,7 @@
 
 use crate::blocks::{CBlockId, Step};
 use crate::frames::{FrameTracker, Transition};
-use crate::worksharing::{Iteration, IterationPlan, LoopSite};
+use crate::worksharing::{Iteration, IterationLoop, IterationPlan, LoopSite};
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::fmt;
@@ -120,17 +120,6 @@ pub struct CallSet {
     pub entries: HashSet<u64>,
 }
 
-/// The loop whose iterations make units.
-#[derive(Clone, Debug)]
-pub struct LoopSpec {
-    /// The function's entry address.
-    pub function: u64,
-    /// The loop header.
-    pub header: CBlockId,
-    /// The blocks of the loop (header included).
-    pub body: HashSet<CBlockId>,
-}
-
 /// Where units of one thread begin and end, decided step by step.
 pub enum Cutter {
     /// The whole thread is one unit.
@@ -138,8 +127,9 @@ pub enum Cutter {
     /// Outermost calls of these functions; with `true`, a thread where none
     /// is seen is one unit.
     Calls(CallSet, bool),
-    /// Iterations of a loop.
-    Iterations(LoopSpec),
+    /// Iterations of a loop of the function at this entry: from one arrival
+    /// at its iteration block (the header) to the next, or out of the loop.
+    Iterations(u64, IterationLoop),
     /// Iterations of OpenMP worksharing loops, numbered by their chunks
     /// (crate::worksharing); with a call set, each call of those functions
     /// in which the runtime handed out no chunk is one unit too.
@@ -249,8 +239,8 @@ impl UnitCutter {
                         cut.begin(pos, step, depth, top.entry, top.sym, call_sp);
                     }
                 }
-                Cutter::Iterations(lp) => {
-                    let (function, header) = (lp.function, lp.header);
+                Cutter::Iterations(function, lp) => {
+                    let (function, header) = (*function, lp.block);
                     if let Some((d, _)) = cut.loop_frame {
                         if depth < d || (depth == d && top.entry != function) {
                             cut.close(pos);
@@ -265,7 +255,7 @@ impl UnitCutter {
                             if step.cblock == header {
                                 cut.close(pos);
                                 cut.begin(pos, step, depth, top.entry, top.sym, sp);
-                            } else if cut.open.is_some() && !lp.body.contains(&step.cblock) {
+                            } else if cut.open.is_some() && !lp.reach.contains(&step.cblock) {
                                 cut.close(pos);
                             }
                         }

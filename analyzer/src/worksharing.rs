@@ -286,10 +286,11 @@ impl FunctionCensus {
     }
 }
 
-/// The loop a function's stretches iterate.
+/// A loop whose iterations are units: where an iteration begins and which
+/// blocks it may run (`--unit iter:FN` and worksharing loops alike).
 #[derive(Clone, Debug)]
 pub struct IterationLoop {
-    /// The iteration block.
+    /// The iteration block: each arrival starts an iteration.
     pub block: CBlockId,
     /// The blocks of its loop: leaving them ends an iteration.
     pub reach: HashSet<CBlockId>,
