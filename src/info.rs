@@ -106,6 +106,7 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
         entry_of: &entry_of,
         addresses: false,
         per_function: true,
+        progress: None,
     };
     let tallies: Vec<ThreadTally> = files
         .par_iter()

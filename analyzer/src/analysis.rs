@@ -128,10 +128,10 @@ pub fn analyze_observed<O: Observer>(
         entry_of: &entry_of,
         addresses: false,
         per_function: false,
+        progress: Some(progress),
     };
     let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
     let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();
-    let sizes: HashMap<u64, u64> = trace.threads().iter().map(|t| (t.tid, t.size)).collect();
 
     // Pass 1: frames, graphs and units.
     let units_rule = UnitsRule::new(&opts.unit, &symbols)?;
@@ -145,7 +145,6 @@ pub fn analyze_observed<O: Observer>(
             || (Vec::new(), CfgBuilder::new(canon.len())),
             |(mut scans, mut cfg), &tid| {
                 scans.push(job.scan(tid, |start| units_rule.cutter(start), Some(&mut cfg)));
-                progress.advance(sizes[&tid]);
                 (scans, cfg)
             },
         )

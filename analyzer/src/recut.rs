@@ -12,7 +12,7 @@ use crate::worksharing::{
     check_numbering, Iteration, IterationLoop, IterationPlan, LoopCensus, LoopSite,
 };
 use rayon::prelude::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// What a unit is, in words, and warnings about loops left whole.
@@ -118,23 +118,14 @@ pub(crate) fn recut(
     }
     let job = ScanJob {
         addresses: true,
+        progress: Some(progress),
         ..*job
     };
     let bytes: u64 = job.trace.threads().iter().map(|t| t.size).sum();
-    let sizes: HashMap<u64, u64> = job
-        .trace
-        .threads()
-        .iter()
-        .map(|t| (t.tid, t.size))
-        .collect();
     progress.stage("cutting iterations", bytes);
     let cut: Vec<ThreadScan> = scans
         .par_iter()
-        .map(|s| {
-            let c = job.scan(s.tid, |_| cutter(), None);
-            progress.advance(sizes[&s.tid]);
-            c
-        })
+        .map(|s| job.scan(s.tid, |_| cutter(), None))
         .collect();
     let mut problems = Vec::new();
     for (s, c) in scans.iter_mut().zip(cut) {

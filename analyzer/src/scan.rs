@@ -151,6 +151,10 @@ pub struct ScanJob<'a> {
     pub addresses: bool,
     /// Count traced instructions by function ([`ThreadScan::traced_in`]).
     pub per_function: bool,
+    /// Told the bytes of each thread file as they are scanned, chunk by
+    /// chunk (so that a progress bar's estimate holds for a trace of a few
+    /// large threads too).
+    pub progress: Option<&'a dyn crate::analysis::Progress>,
 }
 
 impl ScanJob<'_> {
@@ -201,6 +205,7 @@ impl ScanJob<'_> {
         let mut traced_in: std::collections::HashMap<(FunctionId, u64), u64> = Default::default();
         let mut run: ((FunctionId, u64), u64) = ((0, 0), 0);
         let mut chunk_seq = u32::MAX;
+        let mut reported = 0u64;
         let mut event = 0u64;
         while let Some(ev) = reader.next_event() {
             let ev = match ev {
@@ -311,6 +316,10 @@ impl ScanJob<'_> {
             let stats = reader.chunk_stats();
             if stats.seq != chunk_seq {
                 chunk_seq = stats.seq;
+                if let Some(p) = self.progress {
+                    p.advance(stats.offset.saturating_sub(reported));
+                    reported = reported.max(stats.offset);
+                }
                 out.chunks.push(ChunkStart {
                     offset: stats.offset,
                     seq: stats.seq,
@@ -320,6 +329,15 @@ impl ScanJob<'_> {
             event += 1;
         }
         out.events = event;
+        if let Some(p) = self.progress {
+            let size = self
+                .trace
+                .threads()
+                .iter()
+                .find(|t| t.tid == tid)
+                .map_or(0, |t| t.size);
+            p.advance(size.saturating_sub(reported));
+        }
         if let (Some(cfg), Some(tr)) = (cfg, &tracker) {
             cfg.end(tr);
         }

@@ -263,3 +263,37 @@ fn the_replay_reports_progress_as_it_replays_instructions() {
     assert_eq!(advances.iter().sum::<u64>(), *total);
     assert!(advances.len() >= 7, "{advances:?}");
 }
+
+#[test]
+fn the_scan_reports_progress_chunk_by_chunk() {
+    // Two threads of many small chunks: the scanning stage advances as each
+    // chunk is read, not once per thread, and ends on the total.
+    let mut p = Prog::with_options(tf_trace::WriterOptions {
+        chunk_target: 64,
+        ..Default::default()
+    });
+    let main = p.func(0x100, "main");
+    let a = p.block(0x100, 3, EndKind::Branch, main);
+    let b = p.block(0x103, 2, EndKind::Branch, main);
+    for tid in 1..=2 {
+        let mut t = p.w().thread(tid).unwrap();
+        for i in 0..4_000 {
+            // alternate unpredictably enough that runs stay short
+            t.exec(if i % 3 == 0 { a } else { b }, &[]).unwrap();
+        }
+    }
+    let (trace, _c) = p.finish();
+    let steps = Steps::default();
+    let opts = Options {
+        widths: vec![2],
+        unit: "thread".parse().unwrap(),
+        ..Options::default()
+    };
+    tf_analyzer::analyze(&trace, &opts, &steps).unwrap();
+    let stages = steps.0.into_inner().unwrap();
+    let (_, total, advances) = stages.iter().find(|s| s.0.starts_with("scanning")).unwrap();
+    let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();
+    assert_eq!(*total, bytes);
+    assert_eq!(advances.iter().sum::<u64>(), bytes);
+    assert!(advances.len() >= 8, "{advances:?}");
+}
