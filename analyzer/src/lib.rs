@@ -9,6 +9,7 @@
 mod analysis;
 pub mod blocks;
 pub mod cfg;
+pub mod coalesce;
 pub mod code_flow;
 pub mod frames;
 pub mod functions;

@@ -23,7 +23,8 @@ use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use tf_analyzer::blocks::{CBlock, CBlockId};
-use tf_analyzer::segments::{interleaved_sectors, sectors, SegmentCache, Segments};
+use tf_analyzer::coalesce::Coalescer;
+use tf_analyzer::segments::Segments;
 use tf_analyzer::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
 use tf_analyzer::stats::{Insns, Memory, Requests};
 use tf_trace::FunctionId;
@@ -180,17 +181,11 @@ type LaneWalk = Vec<BlockKey>;
 /// Gathers one warp's issues.
 pub struct WarpSink {
     on: bool,
-    width: usize,
     segments: Arc<Segments>,
-    cache: SegmentCache,
-    /// Per lane: stack range and stack pointer at its unit's start.
-    lanes: Vec<((u64, u64), u64)>,
+    coalescer: Coalescer,
     walks: Vec<LaneWalk>,
     last: BlockKey,
     d: WidthDetails,
-    sectors: Vec<u64>,
-    interleaved: Vec<u64>,
-    cursors: Vec<usize>,
     steps: Vec<(Step, u64)>,
 }
 
@@ -204,16 +199,14 @@ impl Observer for Collector {
             .clone();
         WarpSink {
             on: self.widths.contains(&warp.width),
-            width: warp.width,
             segments,
-            cache: SegmentCache::default(),
-            lanes: warp.lanes.iter().map(|l| (l.stack, l.sp)).collect(),
+            coalescer: Coalescer::new(
+                warp.width,
+                warp.lanes.iter().map(|l| (l.stack, l.sp)).collect(),
+            ),
             walks: vec![Vec::new(); warp.lanes.len()],
             last: (0, 0),
             d: WidthDetails::default(),
-            sectors: Vec::new(),
-            interleaved: Vec::new(),
-            cursors: Vec::new(),
             steps: Vec::new(),
         }
     }
@@ -320,51 +313,15 @@ impl WarpSink {
             .blocks
             .get_mut(&(issue.function, issue.cblock))
             .expect("counted above");
-        self.cursors.clear();
-        self.cursors.resize(issue.lanes.len(), 0);
-        for j in 0..issue.block.n_ops as u16 {
-            self.sectors.clear();
-            self.interleaved.clear();
-            let mut first: Option<(usize, u64, bool)> = None;
-            for (c, l) in self.cursors.iter_mut().zip(issue.lanes) {
-                let Some(a) = l.accesses.get(*c) else {
-                    continue;
-                };
-                if a.operand.wrapping_sub(l.first_op) != j {
-                    continue;
-                }
-                *c += 1;
-                first.get_or_insert((l.lane, a.addr, a.write));
-                sectors(a.addr, a.size, &mut self.sectors);
-                let (stack, sp) = self.lanes[l.lane];
-                if a.addr >= stack.0 && a.addr < stack.1 {
-                    let lane = l.lane as u32;
-                    interleaved_sectors(
-                        a.addr,
-                        a.size,
-                        sp,
-                        lane,
-                        self.width,
-                        &mut self.interleaved,
-                    );
-                } else {
-                    sectors(a.addr, a.size, &mut self.interleaved);
-                }
-            }
-            let Some((lane, addr, write)) = first else {
-                continue;
-            };
-            let segment = self
-                .segments
-                .classify(self.lanes[lane].0, addr, &mut self.cache);
-            let n = distinct(&mut self.sectors);
-            let ni = distinct(&mut self.interleaved);
-            stats.memory.add_request(segment, write, n, ni);
-            if let Some(o) = stats.operands.get_mut(j as usize) {
+        self.coalescer.requests(issue, &self.segments, |r| {
+            stats
+                .memory
+                .add_request(r.segment, r.write, r.sectors, r.interleaved);
+            if let Some(o) = stats.operands.get_mut(r.operand as usize) {
                 o.requests += 1;
-                o.sectors += n;
+                o.sectors += r.sectors;
             }
-        }
+        });
     }
 }
 
@@ -413,13 +370,6 @@ fn walk(lane: &mut LaneWalk, key: BlockKey, is_entry: bool) -> Step {
             Step::Start
         }
     }
-}
-
-/// Distinct values of `v` (sorted in place).
-fn distinct(v: &mut Vec<u64>) -> u64 {
-    v.sort_unstable();
-    v.dedup();
-    v.len() as u64
 }
 
 #[cfg(test)]
