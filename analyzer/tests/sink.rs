@@ -247,21 +247,25 @@ fn the_replay_reports_progress_as_it_replays_instructions() {
         t.exec(end, &[]).unwrap();
     }
     let (trace, _c) = p.finish();
+    let (total, advances) = stage_progress(&trace, "replaying");
+    assert_eq!(total, 2 * 4_000_001);
+    assert_eq!(advances.iter().sum::<u64>(), total);
+    assert!(advances.len() >= 7, "{advances:?}");
+}
+
+/// The total and the advances of the stage whose name starts with `stage`
+/// when `trace` is analyzed one unit per thread at W = 2.
+fn stage_progress(trace: &tf_trace::Trace, stage: &str) -> (u64, Vec<u64>) {
     let steps = Steps::default();
     let opts = Options {
         widths: vec![2],
         unit: "thread".parse().unwrap(),
         ..Options::default()
     };
-    tf_analyzer::analyze(&trace, &opts, &steps).unwrap();
+    tf_analyzer::analyze(trace, &opts, &steps).unwrap();
     let stages = steps.0.into_inner().unwrap();
-    let (_, total, advances) = stages
-        .iter()
-        .find(|s| s.0.starts_with("replaying"))
-        .unwrap();
-    assert_eq!(*total, 2 * 4_000_001);
-    assert_eq!(advances.iter().sum::<u64>(), *total);
-    assert!(advances.len() >= 7, "{advances:?}");
+    let (_, total, advances) = stages.into_iter().find(|s| s.0.starts_with(stage)).unwrap();
+    (total, advances)
 }
 
 #[test]
@@ -283,17 +287,9 @@ fn the_scan_reports_progress_chunk_by_chunk() {
         }
     }
     let (trace, _c) = p.finish();
-    let steps = Steps::default();
-    let opts = Options {
-        widths: vec![2],
-        unit: "thread".parse().unwrap(),
-        ..Options::default()
-    };
-    tf_analyzer::analyze(&trace, &opts, &steps).unwrap();
-    let stages = steps.0.into_inner().unwrap();
-    let (_, total, advances) = stages.iter().find(|s| s.0.starts_with("scanning")).unwrap();
+    let (total, advances) = stage_progress(&trace, "scanning");
     let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();
-    assert_eq!(*total, bytes);
+    assert_eq!(total, bytes);
     assert_eq!(advances.iter().sum::<u64>(), bytes);
     assert!(advances.len() >= 8, "{advances:?}");
 }
