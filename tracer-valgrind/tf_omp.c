@@ -42,15 +42,6 @@ static ULong logical(ULong x, ULong start, ULong incr)
    return s > 0 ? (ULong)(d / s) : (ULong)(-d / -s);
 }
 
-/* Iterations of [lo, hi) by incr. */
-static ULong span(ULong lo, ULong hi, ULong incr)
-{
-   Long d = (Long)(hi - lo), s = (Long)incr;
-   if (s == 0 || (s > 0 ? d <= 0 : d >= 0))
-      return 0;
-   return s > 0 ? (ULong)((d + s - 1) / s) : (ULong)((-d - s - 1) / -s);
-}
-
 static void join(Thread *t, ULong start, ULong incr, ULong trip, ULong team, ULong size)
 {
    UInt i;
@@ -105,7 +96,7 @@ static void put_chunk(Thread *t, ULong first, ULong count, ULong stride)
  * `stride` on (0: none). */
 static void chunk(Thread *t, ULong lo, ULong hi, ULong stride)
 {
-   ULong n = span(lo, hi, t->loop_incr);
+   ULong n = tf_iterations(lo, hi, t->loop_incr);
    put_chunk(t, n ? logical(lo, t->loop_start, t->loop_incr) : 0, n,
              n ? logical(t->loop_start + stride, t->loop_start, t->loop_incr) : 0);
 }

@@ -42,18 +42,9 @@ static W team_size(void)
    return omp_get_num_threads ? (W)omp_get_num_threads() : 1;
 }
 
-/* Iterations of [start, end) by incr, in signed or unsigned 64-bit space. */
-static W trip(W start, W end, W incr)
-{
-   long d = (long)(end - start), s = (long)incr;
-   if (s == 0 || (s > 0 ? d <= 0 : d >= 0))
-      return 0;
-   return s > 0 ? (W)((d + s - 1) / s) : (W)((-d + -s - 1) / -s);
-}
-
 static void begin(W start, W end, W incr)
 {
-   VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_BEGIN, start, incr, trip(start, end, incr), team(),
+   VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_BEGIN, start, incr, tf_iterations(start, end, incr), team(),
                                    team_size());
 }
 
@@ -66,7 +57,7 @@ static void chunk(bool got, W lo, W hi)
 
 static void combined(W start, W end, W incr)
 {
-   VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_COMBINED, start, incr, trip(start, end, incr),
+   VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_COMBINED, start, incr, tf_iterations(start, end, incr),
                                    next_team(), 0);
 }
 
@@ -282,7 +273,7 @@ bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, lo
                    KMP_W(T, c));                                                               \
       (void)r;                                                                                 \
       W lo = KMP_W(T, *lower), hi = KMP_W(T, *upper) + i;                                      \
-      if (trip(lo, hi, i) == 0)                                                                \
+      if (tf_iterations(lo, hi, i) == 0)                                                       \
          lo = hi = 0;                                                                          \
       VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_STATIC, lo, hi,                              \
                                       sch == 33 ? KMP_W(T, *stride) : 0, team(), team_size()); \

@@ -31,4 +31,16 @@ enum {
    TF_REQ_LOOP_END
 };
 
+/* Iterations of the loop from lo (included) to hi (excluded) by incr, in
+ * 64-bit words read as signed (the runtimes' long and unsigned long long
+ * loops alike): the preload library counts a loop's trip, the tool a
+ * chunk's iterations, with this one rule. */
+static inline unsigned long tf_iterations(unsigned long lo, unsigned long hi, unsigned long incr)
+{
+   long d = (long)(hi - lo), s = (long)incr;
+   if (s == 0 || (s > 0 ? d <= 0 : d >= 0))
+      return 0;
+   return s > 0 ? (unsigned long)((d + s - 1) / s) : (unsigned long)((-d - s - 1) / -s);
+}
+
 #endif

@@ -36,69 +36,64 @@ pub(crate) fn recut(
     for s in scans.iter_mut() {
         census.merge(std::mem::take(&mut s.loops));
     }
-    // Functions whose chunks ran no loop with a block per iteration.
-    let mut unsplit: Vec<LoopSite> = Vec::new();
-    let mut worksharing = |entries: &[u64]| -> Option<IterationPlan> {
-        if census.is_empty() {
-            return None;
-        }
-        let mut plan = census.plan(job.canon, job.trace.blocks());
-        if !entries.is_empty() {
-            plan.loops.retain(|s, _| entries.contains(&s.entry));
-            plan.failed.retain(|s| entries.contains(&s.entry));
-        }
-        unsplit = plan.failed.clone();
-        (!plan.loops.is_empty() || !plan.failed.is_empty()).then_some(plan)
+    // The worksharing loops to cut: all of them, or those of FN.
+    let entries: Option<&[u64]> = match rule {
+        UnitsRule::OpenMp(_) => Some(&[]),
+        UnitsRule::Iterations(_, entries) => Some(entries),
+        _ => None,
     };
-    let mut cut_fns: HashSet<LoopSite> = HashSet::new();
-    let (cutter, about): (Box<dyn Fn() -> Cutter + Sync>, String) = match rule {
-        UnitsRule::OpenMp(_) => match worksharing(&[]) {
-            Some(plan) => {
-                cut_fns = plan.loops.keys().copied().collect();
-                let plan = Arc::new(plan);
-                (
-                    Box::new(move || Cutter::Worksharing(plan.clone(), Some(rule.calls()))),
-                    format!(
-                        "each iteration of {} OpenMP worksharing loop instance(s), in logical \
-                         order; each call of an outlined function otherwise",
-                        census
-                            .runs_in
-                            .values()
-                            .filter(|f| cut_fns.contains(f))
-                            .count()
-                    ),
-                )
-            }
-            None => return Ok(whole("each call of an OpenMP outlined function")),
-        },
-        UnitsRule::Iterations(spec, entries) => match worksharing(entries) {
-            Some(plan) => {
-                cut_fns = plan.loops.keys().copied().collect();
-                let plan = Arc::new(plan);
-                (
-                    Box::new(move || Cutter::Worksharing(plan.clone(), None)),
-                    format!("each iteration of the worksharing loop of {spec}, in logical order"),
-                )
-            }
-            None => {
-                let (function, lp) = entries
-                    .iter()
-                    .filter_map(|&e| Some((e, outermost_loop(cfgs.get(&e)?)?)))
-                    .next()
-                    .ok_or_else(|| Error::NoLoop(unit.to_string(), spec.clone()))?;
-                let lp = IterationLoop {
-                    block: lp.header,
-                    reach: lp.body,
-                };
-                (
-                    Box::new(move || Cutter::Iterations(function, lp.clone())),
-                    "each iteration of the function's outermost loop".into(),
-                )
-            }
-        },
-        UnitsRule::Whole => return Ok(whole("each thread")),
-        UnitsRule::Calls(_) => return Ok(whole("each outermost call of the function")),
-        UnitsRule::StartRoutines(_) => return Ok(whole("each call of a thread's start routine")),
+    let plan = entries.and_then(|entries| worksharing_plan(&census, job, entries));
+    // Loops whose chunks ran no block once per iteration, and loops cut.
+    let unsplit: Vec<LoopSite> = plan.as_ref().map_or_else(Vec::new, |p| p.failed.clone());
+    let cut_fns: HashSet<LoopSite> = plan
+        .as_ref()
+        .map_or_else(HashSet::new, |p| p.loops.keys().copied().collect());
+    let (cutter, about): (Box<dyn Fn() -> Cutter + Sync>, String) = match (rule, plan) {
+        (UnitsRule::OpenMp(_), Some(plan)) => {
+            let plan = Arc::new(plan);
+            let instances = census
+                .runs_in
+                .values()
+                .filter(|f| cut_fns.contains(f))
+                .count();
+            (
+                Box::new(move || Cutter::Worksharing(plan.clone(), Some(rule.calls()))),
+                format!(
+                    "each iteration of {instances} OpenMP worksharing loop instance(s), in \
+                     logical order; each call of an outlined function otherwise"
+                ),
+            )
+        }
+        (UnitsRule::OpenMp(_), None) => {
+            return Ok(whole("each call of an OpenMP outlined function"))
+        }
+        (UnitsRule::Iterations(spec, _), Some(plan)) => {
+            let plan = Arc::new(plan);
+            (
+                Box::new(move || Cutter::Worksharing(plan.clone(), None)),
+                format!("each iteration of the worksharing loop of {spec}, in logical order"),
+            )
+        }
+        (UnitsRule::Iterations(spec, entries), None) => {
+            let (function, lp) = entries
+                .iter()
+                .filter_map(|&e| Some((e, outermost_loop(cfgs.get(&e)?)?)))
+                .next()
+                .ok_or_else(|| Error::NoLoop(unit.to_string(), spec.clone()))?;
+            let lp = IterationLoop {
+                block: lp.header,
+                reach: lp.body,
+            };
+            (
+                Box::new(move || Cutter::Iterations(function, lp.clone())),
+                "each iteration of the function's outermost loop".into(),
+            )
+        }
+        (UnitsRule::Whole, _) => return Ok(whole("each thread")),
+        (UnitsRule::Calls(_), _) => return Ok(whole("each outermost call of the function")),
+        (UnitsRule::StartRoutines(_), _) => {
+            return Ok(whole("each call of a thread's start routine"))
+        }
     };
     let mut warnings = Vec::new();
     for f in &unsplit {
@@ -152,6 +147,20 @@ pub(crate) fn recut(
         units_are: about,
         warnings,
     })
+}
+
+/// The plan for the worksharing loops of the functions at `entries` (all
+/// when empty), or `None` when the trace ran none of them.
+fn worksharing_plan(census: &LoopCensus, job: &ScanJob, entries: &[u64]) -> Option<IterationPlan> {
+    if census.is_empty() {
+        return None;
+    }
+    let mut plan = census.plan(job.canon, job.trace.blocks());
+    if !entries.is_empty() {
+        plan.loops.retain(|s, _| entries.contains(&s.entry));
+        plan.failed.retain(|s| entries.contains(&s.entry));
+    }
+    (!plan.loops.is_empty() || !plan.failed.is_empty()).then_some(plan)
 }
 
 fn whole(units_are: &str) -> Recut {

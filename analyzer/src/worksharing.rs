@@ -118,7 +118,9 @@ impl LoopCensus {
     pub fn chunk(&mut self, c: LoopChunk) {
         self.close();
         self.trips.insert(c.loop_id, c.trip);
-        self.open = Some((c, None));
+        // The end of the thread's part (count 0) runs no iteration: nothing
+        // after it is the loop's (the cutter ignores it alike).
+        self.open = (c.count > 0).then_some((c, None));
     }
 
     /// A step, `tracker` already past it.

@@ -192,12 +192,16 @@ static inline int tf__name_shape(const char *name, const char *prefix, const cha
  * the team, the caller included, runs inside it. */
 static inline int tf_is_loop_schedule(const char *name)
 {
-    return tf__name_shape(name, "GOMP_loop_", "_start") ||
-           tf__name_shape(name, "GOMP_loop_", "_next") ||
-           tf__name_shape(name, "kmpc_dispatch_init_", "") ||
-           tf__name_shape(name, "kmpc_dispatch_next_", "") ||
-           tf__name_shape(name, "kmpc_for_static_init_", "") ||
-           tf__name_shape(name, "kmpc_for_static_fini", "");
+    static const char *const shapes[][2] = {
+        {"GOMP_loop_", "_start"},        {"GOMP_loop_", "_next"},
+        {"kmpc_dispatch_init_", ""},     {"kmpc_dispatch_next_", ""},
+        {"kmpc_for_static_init_", ""},   {"kmpc_for_static_fini", ""},
+    };
+    size_t i;
+    for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (tf__name_shape(name, shapes[i][0], shapes[i][1]))
+            return 1;
+    return 0;
 }
 
 /* The runtime function a raw symbol names, or NULL. */
