@@ -10,12 +10,15 @@ use std::path::Path;
 use std::process::Command;
 
 const N: u64 = 1024;
-/// The loops whose chunks libgomp hands out, and their outlined functions.
-const LOOPS: [&str; 5] = [
+/// The loops whose chunks libgomp hands out or whose static block the
+/// analyzer infers, and their outlined functions.
+const LOOPS: [&str; 7] = [
     "fill_dynamic._omp_fn.0",
     "fill_dynamic3._omp_fn.0",
     "fill_guided._omp_fn.0",
     "fill_runtime._omp_fn.0",
+    "fill_static._omp_fn.0",
+    "fill_plain._omp_fn.0",
     "fill_collapse._omp_fn.0",
 ];
 
@@ -37,8 +40,9 @@ fn check_level(opt: &str) {
         &[&N.to_string(), "all"],
     );
     let r = analyze_json(&t, &["--warp", "8,16,32"]);
-    // N iterations per loop whose chunks the runtime handed out; GCC's
-    // static schedule (inline, no runtime call) stays one unit per call.
+    // N iterations per loop whose chunks the runtime handed out or whose
+    // static blocks were inferred; GCC's static schedule with a chunk size
+    // stays one unit per call.
     let units = N * LOOPS.len() as u64 + 4;
     for w in [8u64, 16, 32] {
         let res = width(&r, w);
@@ -59,7 +63,13 @@ fn check_level(opt: &str) {
         }
     }
     let about = r["units_are"].as_str().unwrap();
-    assert!(about.starts_with("each iteration of 5 OpenMP"), "{about}");
+    assert!(
+        about.starts_with(
+            "each iteration of 7 OpenMP worksharing loop instance(s) (2 of them GCC's inline \
+             static schedule)"
+        ),
+        "{about}"
+    );
 }
 
 #[test]
@@ -135,14 +145,14 @@ fn libomp_schedules() {
     let r = analyze_json(&t, &["--warp", "32"]);
     let res = width(&r, 32);
     // every loop, static5 included, is cut per iteration
-    assert_eq!(res["units"], N * 6, "units");
+    assert_eq!(res["units"], N * 8, "units");
     let outlined: Vec<&Value> = res["functions"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|f| f["name"].as_str().unwrap().starts_with(".omp_outlined."))
         .collect();
-    assert_eq!(outlined.len(), 6);
+    assert_eq!(outlined.len(), 8);
     for f in outlined {
         assert_eq!(f["simt_efficiency"], 1.0, "{}", f["name"]);
         let h = &f["memory"]["heap"];
@@ -249,5 +259,31 @@ fn loop_forms_at_every_level() {
                 }
             }
         }
+    }
+}
+
+/// A program's own questions about its place in the team are no static
+/// schedule: a parallel region that strides through its items by the team's
+/// size keeps one unit per call, and a dynamic loop whose iterations ask is
+/// still cut per iteration (workloads/omp_place.c derives the figures).
+#[test]
+fn own_place_questions_are_no_static_schedule() {
+    const N: u64 = 256;
+    for opt in ["-O0", "-O2"] {
+        let dir = tempdir();
+        let t = dir.path().join("place");
+        trace_ok(&t, &workload_at("omp_place", opt), &[&N.to_string()]);
+        let r = analyze_json(&t, &["--warp", "32"]);
+        assert_eq!(width(&r, 32)["units"], N + 4, "{opt}: units");
+        assert!(
+            r["warnings"].as_array().unwrap().is_empty(),
+            "{opt}: {}",
+            r["warnings"]
+        );
+        let about = r["units_are"].as_str().unwrap();
+        assert!(
+            about.starts_with("each iteration of 1 OpenMP worksharing loop instance(s), in"),
+            "{opt}: {about}"
+        );
     }
 }

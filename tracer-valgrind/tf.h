@@ -155,7 +155,8 @@ enum {
    MK_SIGNAL = 3,  /* payload: signo */
    MK_SIGRET = 4,  /* payload: signo */
    MK_EXIT = 5,    /* payload: how */
-   MK_LOOP = 6     /* + loop, first, count, stride, trip (a loop_chunk event) */
+   MK_LOOP = 6,    /* + loop, first, count, stride, trip (a loop_chunk event) */
+   MK_STATIC = 7   /* + loop, thread, threads (a static_loop event) */
 };
 
 static inline ULong tf_raw_partial_word(UInt id, UInt n_insns, UInt n_ops)
@@ -187,6 +188,7 @@ typedef struct Thread {
    ULong syscall_start;
    ULong loop_id;     /* the worksharing loop instance it takes chunks of, 0 = none */
    ULong loop_last;   /* the last instance it joined */
+   ULong static_last; /* the last inline-static instance it joined */
    ULong loop_start, loop_incr, loop_trip;
    /* encoder thread only (the Valgrind thread reads them after tf_raw_drain) */
    Addr stack_lo, stack_hi, start_routine;

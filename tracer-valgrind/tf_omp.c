@@ -1,5 +1,6 @@
 /* Worksharing loops: the preload library's requests (tf_requests.h) turned
- * into `loop_chunk` markers (FORMAT.md 6.6), in the Valgrind thread.
+ * into `loop_chunk` and `static_loop` markers (FORMAT.md 6.6, 6.7), in the
+ * Valgrind thread.
  *
  * Valgrind runs one client thread at a time, so requests arrive in one
  * global order. A loop *instance* is one execution of a worksharing loop by
@@ -18,10 +19,15 @@ typedef struct {
    ULong id, start, incr, trip, team, size, joined;
 } Instance;
 
-/* Open instances (fewer members than their team), oldest first. */
+/* Open instances (fewer members than their team), oldest first: of
+ * runtime-scheduled loops, and (apart, so that a program's own calls of the
+ * pair cannot crowd those out) of inline static schedules. */
 #define TF_MAX_OPEN_LOOPS 256
-static Instance open_loops[TF_MAX_OPEN_LOOPS];
-static UInt n_open;
+typedef struct {
+   Instance at[TF_MAX_OPEN_LOOPS];
+   UInt n;
+} Open;
+static Open open_loops, open_statics;
 static ULong last_id;
 
 /* Loops of combined `parallel for`s about to start, by team. */
@@ -42,22 +48,27 @@ static ULong logical(ULong x, ULong start, ULong incr)
    return s > 0 ? (ULong)(d / s) : (ULong)(-d / -s);
 }
 
-static void join(Thread *t, ULong start, ULong incr, ULong trip, ULong team, ULong size)
+/* The instance the thread joins (see above); `last` is the last one of its
+ * kind the thread joined. Inline static schedules join by call site, as
+ * `start` with `incr` 0, which no loop has. */
+static ULong join_instance(Open *open, ULong *last, ULong start, ULong incr, ULong trip,
+                           ULong team, ULong size)
 {
    UInt i;
+   ULong id;
    Instance *in = NULL;
-   for (i = 0; i < n_open && in == NULL; i++) {
-      Instance *o = &open_loops[i];
+   for (i = 0; i < open->n && in == NULL; i++) {
+      Instance *o = &open->at[i];
       if (o->team == team && o->start == start && o->incr == incr && o->trip == trip &&
-          o->id > t->loop_last)
+          o->id > *last)
          in = o;
    }
    if (in == NULL) {
-      if (n_open == TF_MAX_OPEN_LOOPS) { /* a team that never filled: forget the oldest */
-         VG_(memmove)(&open_loops[0], &open_loops[1], (n_open - 1) * sizeof open_loops[0]);
-         n_open--;
+      if (open->n == TF_MAX_OPEN_LOOPS) { /* a team that never filled: forget the oldest */
+         VG_(memmove)(&open->at[0], &open->at[1], (open->n - 1) * sizeof open->at[0]);
+         open->n--;
       }
-      in = &open_loops[n_open++];
+      in = &open->at[open->n++];
       in->id = ++last_id;
       in->start = start;
       in->incr = incr;
@@ -66,16 +77,22 @@ static void join(Thread *t, ULong start, ULong incr, ULong trip, ULong team, ULo
       in->size = size > 0 ? size : 1;
       in->joined = 0;
    }
-   t->loop_id = in->id;
-   t->loop_last = in->id;
+   id = in->id;
+   *last = id;
+   if (++in->joined >= in->size) {
+      i = (UInt)(in - open->at);
+      VG_(memmove)(&open->at[i], &open->at[i + 1], (open->n - i - 1) * sizeof open->at[0]);
+      open->n--;
+   }
+   return id;
+}
+
+static void join(Thread *t, ULong start, ULong incr, ULong trip, ULong team, ULong size)
+{
+   t->loop_id = join_instance(&open_loops, &t->loop_last, start, incr, trip, team, size);
    t->loop_start = start;
    t->loop_incr = incr;
    t->loop_trip = trip;
-   if (++in->joined >= in->size) {
-      i = (UInt)(in - open_loops);
-      VG_(memmove)(&open_loops[i], &open_loops[i + 1], (n_open - i - 1) * sizeof open_loops[0]);
-      n_open--;
-   }
 }
 
 static void put_chunk(Thread *t, ULong first, ULong count, ULong stride)
@@ -144,6 +161,15 @@ Bool tf_omp_request(Thread *t, const UWord *a)
       if (t->loop_id != 0)
          put_chunk(t, 0, 0, 0);
       return True;
+   case TF_REQ_TEAM_PLACE: {
+      ULong *m = tf_raw_marker_room(t, 4);
+      m[0] = tf_raw_marker(MK_STATIC, 0);
+      m[1] = join_instance(&open_statics, &t->static_last, a[1], 0, 0, a[4], a[3]);
+      m[2] = a[2];
+      m[3] = a[3];
+      tf_raw_wrote(t, m + 4);
+      return True;
+   }
    default:
       return False;
    }

@@ -21,6 +21,11 @@ extern int omp_get_ancestor_thread_num(int) __attribute__((weak));
 extern int omp_get_thread_num(void) __attribute__((weak));
 extern int omp_get_num_threads(void) __attribute__((weak));
 
+/* Nonzero while this library asks the runtime itself: the wrappers of
+ * omp_get_num_threads and omp_get_thread_num report only the program's
+ * calls. */
+static __thread int asking;
+
 /* The calling thread's team (tf_requests.h). */
 static W team(void)
 {
@@ -33,13 +38,20 @@ static W team(void)
 static W next_team(void)
 {
    int level = omp_get_level ? omp_get_level() : 0;
-   int me = omp_get_thread_num ? omp_get_thread_num() : 0;
+   int me;
+   asking++;
+   me = omp_get_thread_num ? omp_get_thread_num() : 0;
+   asking--;
    return ((W)(level + 1) << 32) | (unsigned)me;
 }
 
 static W team_size(void)
 {
-   return omp_get_num_threads ? (W)omp_get_num_threads() : 1;
+   W n;
+   asking++;
+   n = omp_get_num_threads ? (W)omp_get_num_threads() : 1;
+   asking--;
+   return n;
 }
 
 static void begin(W start, W end, W incr)
@@ -297,4 +309,44 @@ void KMP(__kmpc_for_static_fini)(void *loc, int gtid)
    VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_LOOP_END, 0, 0, 0, team(), 0);
    CALL_FN_W_WW(r, fn, loc, gtid);
    (void)r;
+}
+
+/* ---- libgomp: GCC's inline static schedules (FORMAT.md 6.7). The compiler
+ * calls omp_get_num_threads and then omp_get_thread_num, a few bytes apart,
+ * and computes the thread's iterations from the two answers. */
+#define TF_PAIR_GAP 32 /* bytes between the two calls' return addresses */
+
+static __thread W size_site, size_answer;
+
+int GOMP(omp_get_num_threads)(void);
+int GOMP(omp_get_num_threads)(void)
+{
+   OrigFn fn;
+   W r;
+   VALGRIND_GET_ORIG_FN(fn);
+   CALL_FN_W_v(r, fn);
+   if (!asking) {
+      size_site = (W)__builtin_return_address(0);
+      size_answer = r;
+   }
+   return (int)r;
+}
+
+int GOMP(omp_get_thread_num)(void);
+int GOMP(omp_get_thread_num)(void)
+{
+   OrigFn fn;
+   W r, site = (W)__builtin_return_address(0);
+   VALGRIND_GET_ORIG_FN(fn);
+   CALL_FN_W_v(r, fn);
+   if (!asking && size_site != 0 && site > size_site && site - size_site <= TF_PAIR_GAP) {
+      W t;
+      asking++;
+      t = team();
+      asking--;
+      VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_TEAM_PLACE, site, (W)(unsigned)r, size_answer, t, 0);
+   }
+   if (!asking)
+      size_site = 0;
+   return (int)r;
 }

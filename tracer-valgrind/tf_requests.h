@@ -28,7 +28,12 @@ enum {
     * stays inside the loop; a4 team, a5 size. */
    TF_REQ_LOOP_STATIC,
    /* The thread's part of a static loop is over (a4 team). */
-   TF_REQ_LOOP_END
+   TF_REQ_LOOP_END,
+   /* The thread learnt its place in its team from the omp_get_num_threads,
+    * omp_get_thread_num pair a compiler emits before an inline static
+    * schedule: a1 the call site of omp_get_thread_num, a2 the thread's
+    * number, a3 the team's size, a4 team. */
+   TF_REQ_TEAM_PLACE
 };
 
 /* Iterations of the loop from lo (included) to hi (excluded) by incr, in

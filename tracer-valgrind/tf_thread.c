@@ -172,6 +172,9 @@ static const ULong *marker(Thread *t, const ULong *p)
    case MK_LOOP:
       tf_skip_loop_chunk(&t->skip, p[1], p[2], p[3], p[4], p[5]);
       return p + 6;
+   case MK_STATIC:
+      tf_skip_static_loop(&t->skip, p[1], p[2], p[3]);
+      return p + 4;
    default: /* MK_EXIT */
       stream_end(t, (UInt)payload);
       return p + 1;

@@ -4,6 +4,8 @@
  *   dynamic3   schedule(dynamic, 3)     chunks of 3
  *   guided     schedule(guided, 2)      shrinking chunks, at least 2
  *   runtime    schedule(runtime)        OMP_SCHEDULE decides
+ *   static     schedule(static)         one block of N/4 per thread
+ *   plain      no schedule clause       the compiler's default (static)
  *   static5    schedule(static, 5)      chunks of 5, round robin
  *   collapse   schedule(dynamic, 7) collapse(2) over (N / 32) x 32
  *   all        every loop above, one after the other
@@ -12,9 +14,11 @@
  *
  * Hand-derived figures, per iteration as a GPU numbers its threads (one
  * unit per iteration, warps of consecutive iterations, `--unit auto`):
- * - units: N per loop. With GCC, static5 has no runtime call that hands out
- *   chunks (GCC expands static schedules inline), so it stays one unit per
- *   call of the outlined function: 4 units.
+ * - units: N per loop. GCC expands static schedules inline: no runtime
+ *   call hands out their chunks. Without a chunk size (static, plain) the
+ *   tracer records each thread's place in the team and the analyzer infers
+ *   its block (FORMAT.md 6.7), so they are N units too; static5 stays one
+ *   unit per call of its outlined function: 4 units.
  * - SIMT efficiency 100%: every item has b = 1, so every iteration takes
  *   the same path. Not for collapse: the CPU code steps its (row, column)
  *   pair with a branch at the end of each row, which one lane in 32 takes.
@@ -44,6 +48,8 @@ FILL(fill_dynamic, schedule(dynamic))
 FILL(fill_dynamic3, schedule(dynamic, 3))
 FILL(fill_guided, schedule(guided, 2))
 FILL(fill_runtime, schedule(runtime))
+FILL(fill_static, schedule(static))
+FILL(fill_plain, )
 FILL(fill_static5, schedule(static, 5))
 
 __attribute__((noinline)) void fill_collapse(long n)
@@ -72,6 +78,10 @@ int main(int argc, char **argv)
             fill_guided(n);
         if (all || strcmp(s, "runtime") == 0)
             fill_runtime(n);
+        if (all || strcmp(s, "static") == 0)
+            fill_static(n);
+        if (all || strcmp(s, "plain") == 0)
+            fill_plain(n);
         if (all || strcmp(s, "static5") == 0)
             fill_static5(n);
         if (all || strcmp(s, "collapse") == 0)

@@ -4,7 +4,7 @@
 //! has that edge in its code.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
-use iced_x86::{Decoder, DecoderOptions, FlowControl};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic};
 use tf_trace::BlockTable;
 
 /// The addresses `c` can continue at within its function: a direct jump's
@@ -38,6 +38,25 @@ pub fn successors(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> V
         FlowControl::Return | FlowControl::IndirectBranch | FlowControl::Exception => vec![],
         _ => vec![next],
     }
+}
+
+/// Whether `c` divides integers (`div` or `idiv`): the mark of the code
+/// that splits a loop among a team's threads (crate::static_schedule).
+pub fn divides(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> bool {
+    let cb = canon.block(c);
+    let (origin, first, _) = cb.origin;
+    let Some(block) = table.block(origin) else {
+        return false;
+    };
+    let first = first as usize;
+    let Some(&start) = block.insn_offsets().get(first) else {
+        return false;
+    };
+    let Some(code) = block.code().get(start as usize..) else {
+        return false;
+    };
+    let mut d = Decoder::with_ip(64, code, block.insn_address(first), DecoderOptions::NONE);
+    (0..cb.n_insns).any(|_| matches!(d.decode().mnemonic(), Mnemonic::Div | Mnemonic::Idiv))
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod results;
 pub mod scan;
 pub mod segments;
 pub mod sink;
+pub mod static_schedule;
 pub mod stats;
 pub mod symbols;
 mod unit_rule;

@@ -12,7 +12,7 @@ use crate::worksharing::{
     check_numbering, Iteration, IterationLoop, IterationPlan, LoopCensus, LoopSite,
 };
 use rayon::prelude::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// What a unit is, in words, and warnings about loops left whole.
@@ -48,19 +48,35 @@ pub(crate) fn recut(
     let cut_fns: HashSet<LoopSite> = plan
         .as_ref()
         .map_or_else(HashSet::new, |p| p.loops.keys().copied().collect());
+    let static_unsplit: Vec<LoopSite> =
+        plan.as_ref().map_or_else(Vec::new, |p| p.statics.failed.clone());
+    // The trip count of every inline static instance cut.
+    let static_trips: HashMap<u64, u64> = plan.as_ref().map_or_else(HashMap::new, |p| {
+        p.statics
+            .chunks
+            .values()
+            .filter(|c| p.statics.runs_in.get(&c.loop_id).is_some_and(|f| cut_fns.contains(f)))
+            .map(|c| (c.loop_id, c.trip))
+            .collect()
+    });
     let (cutter, about): (Box<dyn Fn() -> Cutter + Sync>, String) = match (rule, plan) {
         (UnitsRule::OpenMp(_), Some(plan)) => {
-            let plan = Arc::new(plan);
             let instances = census
                 .runs_in
                 .values()
+                .chain(plan.statics.runs_in.values())
                 .filter(|f| cut_fns.contains(f))
                 .count();
+            let statics = match plan.statics.runs_in.len() {
+                0 => String::new(),
+                n => format!(" ({n} of them GCC's inline static schedule)"),
+            };
+            let plan = Arc::new(plan);
             (
                 Box::new(move || Cutter::Worksharing(plan.clone(), Some(rule.calls()))),
                 format!(
-                    "each iteration of {instances} OpenMP worksharing loop instance(s), in \
-                     logical order; each call of an outlined function otherwise"
+                    "each iteration of {instances} OpenMP worksharing loop instance(s){statics}, \
+                     in logical order; each call of an outlined function otherwise"
                 ),
             )
         }
@@ -97,11 +113,20 @@ pub(crate) fn recut(
     };
     let mut warnings = Vec::new();
     for f in &unsplit {
-        let why = format!(
-            "an OpenMP loop of {} runs several iterations per pass (unrolled or vectorized): \
-             no block of it runs once per iteration in every chunk",
-            name(f.entry)
-        );
+        let why = if static_unsplit.contains(f) {
+            format!(
+                "the threads of {} split a loop by their number in the team, but no block of it \
+                 runs as schedule(static) would give them iterations (a chunk size, or a loop \
+                 unrolled or vectorized)",
+                name(f.entry)
+            )
+        } else {
+            format!(
+                "an OpenMP loop of {} runs several iterations per pass (unrolled or \
+                 vectorized): no block of it runs once per iteration in every chunk",
+                name(f.entry)
+            )
+        };
         match rule {
             UnitsRule::Iterations(..) => return Err(Error::Iterations(why)),
             _ if cut_fns.iter().any(|s| s.entry == f.entry) => warnings.push(format!(
@@ -140,6 +165,7 @@ pub(crate) fn recut(
     // Every loop cut into iterations must be whole.
     let mut trips = census.trips.clone();
     trips.retain(|l, _| census.runs_in.get(l).is_some_and(|f| cut_fns.contains(f)));
+    trips.extend(static_trips);
     if !iterations.is_empty() {
         check_numbering(&iterations, &trips).map_err(Error::Iterations)?;
     }

@@ -301,6 +301,11 @@ impl ScanJob<'_> {
                     cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine)
                         .loop_chunk(Pos { event, piece: 0 }, chunk);
                 }
+                Event::StaticLoop(place) => {
+                    out.loops.static_loop(place, tracker.as_ref());
+                    cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine)
+                        .static_loop(Pos { event, piece: 0 }, place);
+                }
                 Event::Signal { .. } => {
                     if let Some(tr) = &mut tracker {
                         tr.signal();

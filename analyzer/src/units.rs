@@ -26,7 +26,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use tf_trace::{FunctionId, LoopChunk};
+use tf_trace::{FunctionId, LoopChunk, StaticLoop};
 
 /// What a unit is (`--unit`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,6 +178,8 @@ struct Stretch {
     chunk: LoopChunk,
     frame: Option<(usize, LoopSite)>,
     arrivals: u64,
+    /// A static part's: it ends where its function returns.
+    ends_on_return: bool,
 }
 
 impl UnitCutter {
@@ -291,7 +293,22 @@ impl UnitCutter {
                 chunk,
                 frame: None,
                 arrivals: 0,
+                ends_on_return: false,
             });
+        }
+    }
+
+    /// A `static_loop` event at `pos`: when the plan found the thread's part
+    /// a static schedule's, the chunk it stands for begins
+    /// (crate::static_schedule); its stretch ends where its function returns.
+    pub fn static_loop(&mut self, pos: Pos, place: StaticLoop) {
+        if let Cutter::Worksharing(plan, _) = &self.cutter {
+            if let Some(&chunk) = plan.statics.chunks.get(&(place.loop_id, place.thread)) {
+                self.loop_chunk(pos, chunk);
+                if let Some(st) = &mut self.cut.stretch {
+                    st.ends_on_return = true;
+                }
+            }
         }
     }
 
@@ -401,6 +418,10 @@ impl Cut {
         if let Some((d, false)) = self.call {
             self.open = None; // the call's work is cut into iterations
             self.call = Some((d, true));
+        }
+        if depth < d && st.ends_on_return {
+            self.end_stretch(pos);
+            return;
         }
         if depth < d || (depth == d && top.entry != entry) {
             self.close(pos);

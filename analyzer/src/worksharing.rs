@@ -44,8 +44,9 @@ use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::successors;
 use crate::frames::FrameTracker;
 use crate::loops::natural_loops;
+use crate::static_schedule::{StaticCensus, StaticPlan};
 use std::collections::{HashMap, HashSet};
-use tf_trace::{BlockTable, LoopChunk};
+use tf_trace::{BlockTable, LoopChunk, StaticLoop};
 
 /// One worksharing loop of the program: the function that runs it and
 /// where its chunks begin (the block after the runtime call that handed
@@ -91,6 +92,8 @@ pub struct LoopCensus {
     pub trips: HashMap<u64, u64>,
     /// The loop each instance is.
     pub runs_in: HashMap<u64, LoopSite>,
+    /// The parts of inline static schedules.
+    pub statics: StaticCensus,
     open: Option<(LoopChunk, Option<Frame>)>,
     sites: HashMap<u64, CBlockId>,
     counts: HashMap<CBlockId, u64>,
@@ -98,17 +101,18 @@ pub struct LoopCensus {
     prev: Option<CBlockId>,
 }
 
+/// What the stretches of one loop ran at its function's frame.
 #[derive(Default)]
-struct FunctionCensus {
+pub(crate) struct FunctionCensus {
     /// Blocks that ran once per iteration in every stretch so far, in the
     /// order the first stretch reached them.
     candidates: Option<Vec<CBlockId>>,
     /// Blocks that ran at least once per iteration in every stretch so far.
     at_least: Option<HashSet<CBlockId>>,
     /// Edges between consecutive steps at the function's frame.
-    edges: HashSet<(CBlockId, CBlockId)>,
+    pub(crate) edges: HashSet<(CBlockId, CBlockId)>,
     /// The first block of each stretch.
-    starts: HashSet<CBlockId>,
+    pub(crate) starts: HashSet<CBlockId>,
     /// The last block of each stretch: where the next chunk was asked for.
     fetches: HashSet<CBlockId>,
 }
@@ -117,14 +121,22 @@ impl LoopCensus {
     /// A `loop_chunk` event: the stretch before it ends, another begins.
     pub fn chunk(&mut self, c: LoopChunk) {
         self.close();
+        self.statics.chunk();
         self.trips.insert(c.loop_id, c.trip);
         // The end of the thread's part (count 0) runs no iteration: nothing
         // after it is the loop's (the cutter ignores it alike).
         self.open = (c.count > 0).then_some((c, None));
     }
 
+    /// A `static_loop` event (crate::static_schedule).
+    pub fn static_loop(&mut self, s: StaticLoop, tracker: Option<&FrameTracker>) {
+        let in_chunk = self.open.is_some();
+        self.statics.place(s, tracker, in_chunk);
+    }
+
     /// A step, `tracker` already past it.
     pub fn step(&mut self, cblock: CBlockId, tracker: &FrameTracker) {
+        self.statics.step(cblock, tracker);
         let Some((c, frame)) = &mut self.open else {
             return;
         };
@@ -151,6 +163,7 @@ impl LoopCensus {
     /// The thread ended.
     pub fn finish(&mut self) {
         self.close();
+        self.statics.finish();
     }
 
     fn close(&mut self) {
@@ -183,6 +196,7 @@ impl LoopCensus {
     pub fn merge(&mut self, other: LoopCensus) {
         self.trips.extend(other.trips);
         self.runs_in.extend(other.runs_in);
+        self.statics.merge(other.statics);
         for (site, o) in other.functions {
             let mine = self.functions.entry(site).or_default();
             mine.edges.extend(o.edges);
@@ -199,9 +213,9 @@ impl LoopCensus {
         }
     }
 
-    /// Whether the thread ran any worksharing loop.
+    /// Whether the thread ran no worksharing loop (nor a static part).
     pub fn is_empty(&self) -> bool {
-        self.trips.is_empty()
+        self.trips.is_empty() && self.statics.is_empty()
     }
 
     /// The iteration block and loop of every function that ran chunks; in
@@ -225,8 +239,15 @@ impl LoopCensus {
             let reach = lp;
             loops.insert(site, IterationLoop { block, reach });
         }
+        let statics = self.statics.plan(canon, table);
+        loops.extend(statics.loops.iter().map(|(s, l)| (*s, l.clone())));
+        failed.extend(statics.failed.iter().copied());
         failed.sort_unstable();
-        IterationPlan { loops, failed }
+        IterationPlan {
+            loops,
+            failed,
+            statics,
+        }
     }
 }
 
@@ -234,7 +255,7 @@ impl FunctionCensus {
     /// The blocks of the iteration loop: the outermost natural loop of the
     /// stretches' graph that asks the runtime for nothing and holds a block
     /// that runs once per iteration.
-    fn iteration_loop(
+    pub(crate) fn iteration_loop(
         &self,
         canon: &CanonicalBlocks,
         table: &BlockTable,
@@ -305,6 +326,8 @@ pub struct IterationPlan {
     pub loops: HashMap<LoopSite, IterationLoop>,
     /// Loops whose chunks ran no block once per iteration.
     pub failed: Vec<LoopSite>,
+    /// Inline static schedules: the chunk each thread's part stands for.
+    pub statics: StaticPlan,
 }
 
 impl IterationPlan {

@@ -243,6 +243,18 @@ static inline void tf_skip_loop_chunk(tf_skipper *s, uint64_t loop, uint64_t fir
         tf_enc_loop_chunk(s->enc, loop, first, count, stride, trip);
 }
 
+/* A thread learnt its place in the team before an inline static schedule
+ * (FORMAT.md 6.7); recorded as tf_skip_loop_chunk records hand-outs. */
+static inline void tf_skip_static_loop(tf_skipper *s, uint64_t loop, uint64_t thread,
+                                       uint64_t threads)
+{
+    const tf_skip_frame *f = tf__skip_top(s);
+    if (f->mode == TF_SKIP_LOOP_SCHEDULE && s->n_frames > 1)
+        f = &s->frames[s->n_frames - 2];
+    if (f->mode == TF_MODE_TRACE)
+        tf_enc_static_loop(s->enc, loop, thread, threads);
+}
+
 /* A signal handler starts. */
 static inline void tf_skip_signal(tf_skipper *s, uint64_t signo)
 {

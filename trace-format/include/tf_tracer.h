@@ -188,14 +188,17 @@ static inline int tf__name_shape(const char *name, const char *prefix, const cha
 
 /* The OpenMP runtime functions that hand a thread the iterations of a
  * worksharing loop (libgomp's GOMP_loop_*_start / _next, libomp's
- * __kmpc_dispatch_* and __kmpc_for_static_*). Not GOMP_parallel_loop_*:
- * the team, the caller included, runs inside it. */
+ * __kmpc_dispatch_* and __kmpc_for_static_*), and those from whose answers
+ * inline static schedules compute them (omp_get_num_threads,
+ * omp_get_thread_num). Not GOMP_parallel_loop_*: the team, the caller
+ * included, runs inside it. */
 static inline int tf_is_loop_schedule(const char *name)
 {
     static const char *const shapes[][2] = {
         {"GOMP_loop_", "_start"},        {"GOMP_loop_", "_next"},
         {"kmpc_dispatch_init_", ""},     {"kmpc_dispatch_next_", ""},
         {"kmpc_for_static_init_", ""},   {"kmpc_for_static_fini", ""},
+        {"omp_get_num_threads", ""},     {"omp_get_thread_num", ""},
     };
     size_t i;
     for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)

@@ -268,6 +268,27 @@ impl LoopChunk {
     }
 }
 
+/// A `static_loop` event (type 11, FORMAT.md §6.7): the thread begins its
+/// part of a worksharing loop instance whose static schedule the compiler
+/// expanded inline (GCC's `schedule(static)`): no runtime call hands out its
+/// iterations, the thread computes them from its place in the team.
+///
+/// ```
+/// use tf_trace::{Event, StaticLoop};
+/// let s = StaticLoop { loop_id: 3, thread: 1, threads: 4 };
+/// assert_eq!(Event::StaticLoop(s).type_code(), Some(11));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticLoop {
+    /// The loop instance, numbered as `loop_chunk` instances are (one
+    /// sequence for both).
+    pub loop_id: u64,
+    /// The thread's number in its team (`omp_get_thread_num()`).
+    pub thread: u64,
+    /// The number of threads of the team (`omp_get_num_threads()`).
+    pub threads: u64,
+}
+
 /// One record of a thread stream, as the reader returns it.
 ///
 /// Runs are expanded into one [`Event::Block`] per execution; `partial`
@@ -346,6 +367,9 @@ pub enum Event<'a> {
     /// Type 10: a worksharing loop's runtime handed this thread iterations
     /// (FORMAT.md §6.6).
     LoopChunk(LoopChunk),
+    /// Type 11: the thread begins its part of a loop instance whose static
+    /// schedule the compiler expanded inline (FORMAT.md §6.7).
+    StaticLoop(StaticLoop),
     /// An event type this version does not know.
     Unknown {
         /// The type code.
@@ -372,6 +396,7 @@ impl Event<'_> {
             Event::SignalReturn { .. } => 8,
             Event::Marker { .. } => 9,
             Event::LoopChunk(_) => 10,
+            Event::StaticLoop(_) => 11,
             Event::Unknown { ty, .. } => *ty,
         })
     }
@@ -394,6 +419,7 @@ impl Event<'_> {
             Event::Signal { signo } | Event::SignalReturn { signo } => ([signo, 0, 0, 0, 0], 1),
             Event::Marker { kind, value } => ([kind, value, 0, 0, 0], 2),
             Event::LoopChunk(c) => ([c.loop_id, c.first, c.count, c.stride, c.trip], 5),
+            Event::StaticLoop(s) => ([s.loop_id, s.thread, s.threads, 0, 0], 3),
             Event::Block(_) | Event::Unknown { .. } => ([0; 5], 0),
         }
     }
@@ -427,7 +453,7 @@ pub(crate) fn encode_fields(out: &mut Vec<u8>, ty: u64, fields: &[u64]) {
     out[at] = (out.len() - at - 1) as u8;
 }
 
-/// Decodes the payload of a known event type (1..=10); `None` for others.
+/// Decodes the payload of a known event type (1..=11); `None` for others.
 /// `pos` is the record's offset, for errors.
 pub(crate) fn decode(
     ty: u64,
@@ -439,6 +465,7 @@ pub(crate) fn decode(
         2 | 7 | 8 => 1,
         3..=6 | 9 => 2,
         10 => 5,
+        11 => 3,
         _ => return Ok(None),
     };
     let mut c = Cursor::new(payload);
@@ -491,6 +518,11 @@ pub(crate) fn decode(
             count: f[2],
             stride: f[3],
             trip: f[4],
+        }),
+        11 => Event::StaticLoop(StaticLoop {
+            loop_id: f[0],
+            thread: f[1],
+            threads: f[2],
         }),
         _ => Event::Marker {
             kind: f[0],

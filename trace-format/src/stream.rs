@@ -14,7 +14,7 @@ pub const CHUNK_MAGIC: &[u8; 4] = b"TFCK";
 /// The format version this crate writes.
 pub const VERSION: u32 = 3;
 /// The oldest format version this crate reads (version 2 is version 3
-/// without `loop_chunk` events).
+/// without `loop_chunk` and `static_loop` events).
 pub const OLDEST_VERSION: u32 = 2;
 /// Size of the file header.
 pub const FILE_HEADER_LEN: usize = 32;

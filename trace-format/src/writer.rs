@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::block_table::{encode, BlockId, BlockTable, EndKind, FunctionId, ModuleId, Operand};
 use crate::error::{Error, Result};
-use crate::event::{self, Event, ExitHow, LockKind, LoopChunk, SkipReason};
+use crate::event::{self, Event, ExitHow, LockKind, LoopChunk, SkipReason, StaticLoop};
 use crate::limits;
 use crate::manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 use crate::predict::Predictor;
@@ -696,6 +696,11 @@ impl ThreadWriter<'_> {
     /// `loop_chunk` (type 10, FORMAT.md §6.6).
     pub fn loop_chunk(&mut self, chunk: LoopChunk) -> Result<()> {
         self.event(&Event::LoopChunk(chunk))
+    }
+
+    /// `static_loop` (type 11, FORMAT.md §6.7).
+    pub fn static_loop(&mut self, s: StaticLoop) -> Result<()> {
+        self.event(&Event::StaticLoop(s))
     }
     /// An event of any type with a raw payload (to test readers with
     /// types they do not know). Type 0 (`partial`) is refused.

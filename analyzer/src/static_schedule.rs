@@ -1,0 +1,295 @@
+//! Inline static schedules: the worksharing loops whose iterations no
+//! runtime call hands out (FORMAT.md §6.7).
+//!
+//! GCC expands `schedule(static)` without a chunk size (the default
+//! schedule) inline: each thread asks the runtime for its number `t` and the
+//! team's size `T`, divides the trip count `n` by `T`, and runs one
+//! contiguous block: `q + 1` iterations from `t × (q + 1)` when `t < r`,
+//! else `q` iterations from `t × q + r` (`q = n / T`, `r = n % T`). The
+//! tracer records where a thread learnt its place (`static_loop` events);
+//! the trip count, the blocks and the iteration block are inferred here,
+//! and only when everything agrees:
+//!
+//! - a *part* is what a thread runs at the frame of the function that
+//!   asked, from the event until that function returns;
+//! - the code between the event and the part's loop divides (`div`,
+//!   `idiv`): the split among the threads (a program that asks for its
+//!   place to stride through a loop by `T`, or to run a loop whole on every
+//!   thread, does not divide);
+//! - every instance has one part per thread of its team;
+//! - the **iteration block** is a block of the outermost natural loop of the
+//!   parts' graph (crate::worksharing) whose runs in each instance's parts
+//!   are exactly the block split above of their sum; of those, the one that
+//!   runs least (a loop test at the top runs once more than the body), then
+//!   the first reached.
+//!
+//! Each part then stands for the chunk the formula gives its thread, and is
+//! cut and checked as a runtime's chunk is. A function whose parts divide
+//! and loop, but where no block fits, is reported (its calls stay whole); a
+//! chunked static schedule (`schedule(static, C)`) runs several blocks per
+//! thread and is one of those.
+
+use crate::blocks::{CBlockId, CanonicalBlocks};
+use crate::code_flow::divides;
+use crate::frames::FrameTracker;
+use crate::worksharing::{FunctionCensus, IterationLoop, LoopSite};
+use std::collections::{BTreeMap, HashMap};
+use tf_trace::{BlockTable, LoopChunk, StaticLoop};
+
+/// The static parts one thread (or, merged, the program) ran.
+#[derive(Default)]
+pub struct StaticCensus {
+    open: Option<Open>,
+    parts: Vec<Part>,
+    functions: HashMap<LoopSite, FunctionCensus>,
+    sites: HashMap<u64, CBlockId>,
+}
+
+struct Open {
+    place: StaticLoop,
+    frame: Option<(usize, LoopSite)>,
+    counts: HashMap<CBlockId, u64>,
+    order: Vec<CBlockId>,
+    prev: Option<CBlockId>,
+}
+
+struct Part {
+    place: StaticLoop,
+    site: LoopSite,
+    counts: HashMap<CBlockId, u64>,
+    order: Vec<CBlockId>,
+}
+
+/// What the static parts showed: the loops cut into iterations and the
+/// chunk each part stands for.
+#[derive(Clone, Debug, Default)]
+pub struct StaticPlan {
+    /// The iteration loop of each function cut.
+    pub loops: HashMap<LoopSite, IterationLoop>,
+    /// By (instance, thread number in the team): the part's chunk.
+    pub chunks: HashMap<(u64, u64), LoopChunk>,
+    /// The loop each instance cut is.
+    pub runs_in: HashMap<u64, LoopSite>,
+    /// Functions whose parts divide and loop but fit no block split.
+    pub failed: Vec<LoopSite>,
+}
+
+impl StaticCensus {
+    /// A `static_loop` event; `in_chunk` when a runtime's chunk is being
+    /// run (the place was asked for inside it: no part begins).
+    pub fn place(&mut self, place: StaticLoop, tracker: Option<&FrameTracker>, in_chunk: bool) {
+        if in_chunk {
+            return;
+        }
+        if let (Some(Open { frame: Some((d, site)), .. }), Some(tr)) = (&self.open, tracker) {
+            let inside = tr.depth() > *d || (tr.depth() == *d && tr.top().entry == site.entry);
+            if inside {
+                return; // the program asks again inside the part
+            }
+        }
+        self.close();
+        self.open = Some(Open {
+            place,
+            frame: None,
+            counts: HashMap::new(),
+            order: Vec::new(),
+            prev: None,
+        });
+    }
+
+    /// A runtime handed out a chunk: the open part's function schedules
+    /// through the runtime, so the part is none.
+    pub fn chunk(&mut self) {
+        self.open = None;
+    }
+
+    /// A step, `tracker` already past it.
+    pub fn step(&mut self, cblock: CBlockId, tracker: &FrameTracker) {
+        let Some(o) = &mut self.open else {
+            return;
+        };
+        let (depth, entry) = (tracker.depth(), tracker.top().entry);
+        let sites = &mut self.sites;
+        let (d, site) = *o
+            .frame
+            .get_or_insert_with(|| (depth, LoopSite::of(sites, o.place.loop_id, entry, cblock)));
+        if depth < d {
+            self.close();
+            return;
+        }
+        if depth != d || entry != site.entry {
+            return;
+        }
+        let n = o.counts.entry(cblock).or_insert(0);
+        if *n == 0 {
+            o.order.push(cblock);
+        }
+        *n += 1;
+        let fc = self.functions.entry(site).or_default();
+        match o.prev.replace(cblock) {
+            Some(p) => fc.edges.insert((p, cblock)),
+            None => fc.starts.insert(cblock),
+        };
+    }
+
+    /// The thread ended.
+    pub fn finish(&mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        if let Some(Open {
+            place,
+            frame: Some((_, site)),
+            counts,
+            order,
+            ..
+        }) = self.open.take()
+        {
+            self.parts.push(Part {
+                place,
+                site,
+                counts,
+                order,
+            });
+        }
+    }
+
+    /// Adds another thread's census.
+    pub fn merge(&mut self, other: StaticCensus) {
+        self.parts.extend(other.parts);
+        for (site, o) in other.functions {
+            let mine = self.functions.entry(site).or_default();
+            mine.edges.extend(o.edges);
+            mine.starts.extend(o.starts);
+        }
+    }
+
+    /// Whether no thread ran a static part.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// The plan for every function whose parts are a static schedule.
+    pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable) -> StaticPlan {
+        let mut by_site: BTreeMap<LoopSite, Vec<&Part>> = BTreeMap::new();
+        for p in &self.parts {
+            by_site.entry(p.site).or_default().push(p);
+        }
+        let mut plan = StaticPlan::default();
+        for (site, parts) in by_site {
+            let Some(instances) = teams(&parts) else {
+                continue;
+            };
+            let fc = &self.functions[&site];
+            // The blocks the first part with a loop reached, in order.
+            let Some(first) = parts.iter().max_by_key(|p| p.order.len()) else {
+                continue;
+            };
+            let fits: Vec<CBlockId> = first
+                .order
+                .iter()
+                .copied()
+                .filter(|&b| instances.iter().all(|i| split_of(i, b).is_some()))
+                .filter(|&b| instances.iter().any(|i| split_of(i, b).is_some_and(|n| n > 0)))
+                .collect();
+            let Some(lp) = fc.iteration_loop(canon, table, &first.order) else {
+                continue; // no loop: not a worksharing loop
+            };
+            let before: Vec<CBlockId> = first
+                .order
+                .iter()
+                .copied()
+                .take_while(|b| !lp.contains(b))
+                .collect();
+            if !before.iter().any(|&b| divides(canon, table, b)) {
+                continue; // nothing split the loop among the threads
+            }
+            let total = |b: CBlockId| -> u64 { parts.iter().map(|p| runs(p, b)).sum() };
+            let Some(block) = fits
+                .iter()
+                .copied()
+                .filter(|b| lp.contains(b))
+                .min_by_key(|&b| total(b))
+            else {
+                plan.failed.push(site);
+                continue;
+            };
+            for i in &instances {
+                let trip = split_of(i, block).expect("fits");
+                for p in i {
+                    let count = runs(p, block);
+                    let chunk = LoopChunk {
+                        loop_id: p.place.loop_id,
+                        first: block_start(trip, p.place.threads, p.place.thread),
+                        count,
+                        stride: 0,
+                        trip,
+                    };
+                    plan.chunks.insert((p.place.loop_id, p.place.thread), chunk);
+                }
+                plan.runs_in.insert(i[0].place.loop_id, site);
+            }
+            plan.loops.insert(site, IterationLoop { block, reach: lp });
+        }
+        plan
+    }
+}
+
+fn runs(p: &Part, b: CBlockId) -> u64 {
+    p.counts.get(&b).copied().unwrap_or(0)
+}
+
+/// The parts grouped by instance, each instance's parts ordered by thread
+/// number and one per thread of its team; `None` when an instance is not.
+fn teams<'a>(parts: &[&'a Part]) -> Option<Vec<Vec<&'a Part>>> {
+    let mut by_id: BTreeMap<u64, Vec<&Part>> = BTreeMap::new();
+    for p in parts {
+        by_id.entry(p.place.loop_id).or_default().push(p);
+    }
+    let mut out = Vec::new();
+    for (_, mut team) in by_id {
+        team.sort_by_key(|p| p.place.thread);
+        let size = team[0].place.threads;
+        let whole = team.len() as u64 == size
+            && team
+                .iter()
+                .enumerate()
+                .all(|(t, p)| p.place.thread == t as u64 && p.place.threads == size);
+        if !whole {
+            return None;
+        }
+        out.push(team);
+    }
+    Some(out)
+}
+
+/// The trip count when the runs of `b` in an instance's parts (by thread
+/// number) are the block split of their sum; `None` otherwise.
+fn split_of(team: &[&Part], b: CBlockId) -> Option<u64> {
+    let n: u64 = team.iter().map(|p| runs(p, b)).sum();
+    let size = team.len() as u64;
+    let fits = team
+        .iter()
+        .enumerate()
+        .all(|(t, p)| runs(p, b) == n / size + u64::from((t as u64) < n % size));
+    fits.then_some(n)
+}
+
+/// The first iteration of thread `t` of `threads` under the block split of
+/// `trip` iterations.
+///
+/// ```
+/// use tf_analyzer::static_schedule::block_start;
+/// // 10 iterations on 4 threads: 3, 3, 2, 2 from 0, 3, 6, 8
+/// let starts: Vec<u64> = (0..4).map(|t| block_start(10, 4, t)).collect();
+/// assert_eq!(starts, [0, 3, 6, 8]);
+/// ```
+pub fn block_start(trip: u64, threads: u64, t: u64) -> u64 {
+    let (q, r) = (trip / threads.max(1), trip % threads.max(1));
+    if t < r {
+        t * (q + 1)
+    } else {
+        t * q + r
+    }
+}

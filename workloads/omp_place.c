@@ -1,0 +1,49 @@
+/* omp_place N: OpenMP code that asks each thread's place in its team for its
+ * own purposes, which tf must not take for GCC's inline static schedule
+ * (FORMAT.md 6.7, docs/ARCHITECTURE.md 2.5), on 4 threads:
+ *   stride   a parallel region whose threads stride through the N items by
+ *            the team's size (no division splits the loop): a GPU thread per
+ *            OpenMP thread, so one unit per call of its outlined function;
+ *   tagged   a schedule(dynamic) loop whose iterations record the thread's
+ *            place: one unit per iteration.
+ * Hand-derived: N + 4 units under --unit auto, and no warning. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static long *out;
+
+__attribute__((noinline)) void stride(long n)
+{
+#pragma omp parallel num_threads(4)
+    {
+        int size = omp_get_num_threads();
+        int me = omp_get_thread_num();
+        for (long i = me; i < n; i += size)
+            out[i] = i * 2;
+    }
+}
+
+__attribute__((noinline)) void tagged(long n)
+{
+#pragma omp parallel for num_threads(4) schedule(dynamic)
+    for (long i = 0; i < n; i++) {
+        int size = omp_get_num_threads();
+        int me = omp_get_thread_num();
+        out[i] += me * 100 + size;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 256;
+    long sum = 0;
+    out = calloc((size_t)n, sizeof *out);
+    stride(n);
+    tagged(n);
+    for (long i = 0; i < n; i++)
+        sum += out[i] - i * 2;
+    printf("%d\n", sum > 0);
+    free(out);
+    return 0;
+}
