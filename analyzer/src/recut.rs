@@ -48,14 +48,20 @@ pub(crate) fn recut(
     let cut_fns: HashSet<LoopSite> = plan
         .as_ref()
         .map_or_else(HashSet::new, |p| p.loops.keys().copied().collect());
-    let static_unsplit: Vec<LoopSite> =
-        plan.as_ref().map_or_else(Vec::new, |p| p.statics.failed.clone());
+    let static_unsplit: Vec<LoopSite> = plan
+        .as_ref()
+        .map_or_else(Vec::new, |p| p.statics.failed.clone());
     // The trip count of every inline static instance cut.
     let static_trips: HashMap<u64, u64> = plan.as_ref().map_or_else(HashMap::new, |p| {
         p.statics
             .chunks
             .values()
-            .filter(|c| p.statics.runs_in.get(&c.loop_id).is_some_and(|f| cut_fns.contains(f)))
+            .filter(|c| {
+                p.statics
+                    .runs_in
+                    .get(&c.loop_id)
+                    .is_some_and(|f| cut_fns.contains(f))
+            })
             .map(|c| (c.loop_id, c.trip))
             .collect()
     });

@@ -81,7 +81,14 @@ impl StaticCensus {
         if in_chunk {
             return;
         }
-        if let (Some(Open { frame: Some((d, site)), .. }), Some(tr)) = (&self.open, tracker) {
+        if let (
+            Some(Open {
+                frame: Some((d, site)),
+                ..
+            }),
+            Some(tr),
+        ) = (&self.open, tracker)
+        {
             let inside = tr.depth() > *d || (tr.depth() == *d && tr.top().entry == site.entry);
             if inside {
                 return; // the program asks again inside the part
@@ -191,7 +198,11 @@ impl StaticCensus {
                 .iter()
                 .copied()
                 .filter(|&b| instances.iter().all(|i| split_of(i, b).is_some()))
-                .filter(|&b| instances.iter().any(|i| split_of(i, b).is_some_and(|n| n > 0)))
+                .filter(|&b| {
+                    instances
+                        .iter()
+                        .any(|i| split_of(i, b).is_some_and(|n| n > 0))
+                })
                 .collect();
             let Some(lp) = fc.iteration_loop(canon, table, &first.order) else {
                 continue; // no loop: not a worksharing loop

@@ -80,7 +80,9 @@ pub use block_table::{
     Block, BlockId, BlockTable, EndKind, Function, FunctionId, Module, ModuleId, Operand,
 };
 pub use error::{Damage, DecodeError, Error, Result};
-pub use event::{Access, BlockExec, Event, ExitHow, LockKind, LoopChunk, SkipReason, StaticLoop, Via};
+pub use event::{
+    Access, BlockExec, Event, ExitHow, LockKind, LoopChunk, SkipReason, StaticLoop, Via,
+};
 pub use manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 pub use stream::{Chunk, ChunkReader, ChunkRef, StreamHeader, StreamKind, TableParams};
 pub use thread::{ChunkDecoder, ChunkEvents, ChunkStats, ThreadReader};

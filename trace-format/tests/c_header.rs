@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{read_all, Op, Rec, TempDir};
-use tf_trace::{BlockDef, EndKind, LoopChunk, TableParams, Trace, TraceWriter, WriterOptions};
+use tf_trace::{
+    BlockDef, EndKind, LoopChunk, StaticLoop, TableParams, Trace, TraceWriter, WriterOptions,
+};
 
 const CRATE: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -157,6 +159,11 @@ fn parse_log(path: &Path) -> Log {
                         count: v[2],
                         stride: v[3],
                         trip: v[4],
+                    }),
+                    11 => Op::StaticLoop(StaticLoop {
+                        loop_id: v[0],
+                        thread: v[1],
+                        threads: v[2],
                     }),
                     t => panic!("event type {t}"),
                 };

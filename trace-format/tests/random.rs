@@ -8,7 +8,8 @@ mod common;
 
 use common::{read_ok, Op, Rec, Rng, TempDir};
 use tf_trace::{
-    BlockDef, ChunkDecoder, EndKind, LoopChunk, TableParams, Trace, TraceWriter, WriterOptions,
+    BlockDef, ChunkDecoder, EndKind, LoopChunk, StaticLoop, TableParams, Trace, TraceWriter,
+    WriterOptions,
 };
 
 struct Blk {
@@ -174,7 +175,7 @@ fn one_case(seed: u64) {
         op.apply(&mut w.thread(t as u64 + 1).unwrap()).unwrap();
         ops[t].push(op);
         if rng.chance(6) {
-            let e = match rng.below(12) {
+            let e = match rng.below(13) {
                 0 => Op::Start(rng.below(4), rng.next(), rng.next(), rng.next()),
                 1 => Op::Exit(rng.below(3)),
                 2 => Op::Acquire(rng.below(9), rng.next()),
@@ -185,7 +186,7 @@ fn one_case(seed: u64) {
                 7 => Op::SignalReturn(1 + rng.below(64)),
                 8 => Op::Marker(rng.next(), rng.next()),
                 9 => Op::Raw(
-                    11 + rng.below(1000),
+                    12 + rng.below(1000),
                     (0..rng.below(20)).map(|_| rng.next() as u8).collect(),
                 ),
                 10 => Op::LoopChunk(LoopChunk {
@@ -194,6 +195,11 @@ fn one_case(seed: u64) {
                     count: rng.below(100),
                     stride: rng.below(64),
                     trip: rng.next(),
+                }),
+                11 => Op::StaticLoop(StaticLoop {
+                    loop_id: 1 + rng.below(9),
+                    thread: rng.below(64),
+                    threads: 1 + rng.below(64),
                 }),
                 _ => Op::Flush,
             };

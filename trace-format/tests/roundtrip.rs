@@ -260,7 +260,7 @@ fn every_event_type_and_unknown_types() {
         x(b, None, vec![Some(0x10)]),
         Op::SignalReturn(11),
         Op::Marker(1, 42),
-        Op::Raw(11, vec![1, 2, 3]),
+        Op::Raw(12, vec![1, 2, 3]),
         Op::Raw(1 << 40, vec![]),
         x(b, None, vec![Some(0x10)]),
         Op::Exit(1),

@@ -268,6 +268,13 @@ static void loop_chunk(thr *t, uint64_t loop, uint64_t first, uint64_t count, ui
     check(tf_enc_loop_chunk(&t->e, loop, first, count, stride, trip));
 }
 
+static void static_loop(thr *t, uint64_t loop, uint64_t thread, uint64_t threads)
+{
+    fprintf(ops_log, "ev %llx %x %llx %llx %llx\n", (unsigned long long)t->tid, TF_EV_STATIC_LOOP,
+            (unsigned long long)loop, (unsigned long long)thread, (unsigned long long)threads);
+    check(tf_enc_static_loop(&t->e, loop, thread, threads));
+}
+
 static void raw(thr *t, unsigned type, const uint8_t *p, size_t n)
 {
     fprintf(ops_log, "raw %llx %x ", (unsigned long long)t->tid, type);
@@ -342,12 +349,14 @@ static void walk(thr *t)
         size_t n = (size_t)below(40), i;
         for (i = 0; i < n; i++)
             p[i] = (uint8_t)rnd();
-        raw(t, 11 + (unsigned)below(100), p, n);
+        raw(t, 12 + (unsigned)below(100), p, n);
     } else if (r < 46) {
         flush(t);
     } else if (r < 48) {
         loop_chunk(t, 1 + below(9), rnd() >> below(64), below(100), below(2) ? 0 : below(64),
                    rnd());
+    } else if (r < 50) {
+        static_loop(t, 1 + below(9), below(64), 1 + below(64));
     }
     /* control flow */
     if (b->info.end == TF_END_CALL || b->info.end == TF_END_INDIRECT_CALL) {

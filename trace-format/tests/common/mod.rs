@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use tf_trace::{Event, ExitHow, LockKind, LoopChunk, SkipReason, ThreadWriter, Trace, TraceWriter};
+use tf_trace::{
+    Event, ExitHow, LockKind, LoopChunk, SkipReason, StaticLoop, ThreadWriter, Trace, TraceWriter,
+};
 
 /// A fresh directory under the system temp dir, removed on drop.
 pub struct TempDir(pub PathBuf);
@@ -104,6 +106,7 @@ pub enum Op {
     SignalReturn(u64),
     Marker(u64, u64),
     LoopChunk(LoopChunk),
+    StaticLoop(StaticLoop),
     Raw(u64, Vec<u8>),
     Flush,
 }
@@ -140,6 +143,7 @@ impl Op {
             Op::SignalReturn(s) => t.signal_return(*s),
             Op::Marker(k, v) => t.marker(*k, *v),
             Op::LoopChunk(c) => t.loop_chunk(*c),
+            Op::StaticLoop(s) => t.static_loop(*s),
             Op::Raw(ty, p) => t.raw_event(*ty, p),
             Op::Flush => t.flush(),
         }
@@ -198,6 +202,7 @@ impl Op {
                 value: *v,
             },
             Op::LoopChunk(c) => Event::LoopChunk(*c),
+            Op::StaticLoop(s) => Event::StaticLoop(*s),
             Op::Raw(ty, p) => {
                 return Some(Rec::Ev(format!(
                     "{:?}",
