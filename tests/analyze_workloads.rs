@@ -213,12 +213,25 @@ fn loop_iterations_and_openmp_outlined_functions_as_units() {
             );
         }
     }
-    // The same loop under OpenMP on 4 threads (static schedule): auto units
-    // are the 4 calls of the outlined body; each runs 64 items in the same
-    // parity order, so odd_item runs with all 4 lanes: 4/W.
+    // The same loop under OpenMP on 4 threads (GCC's inline static schedule):
+    // auto units are its iterations (each thread's block inferred), back to
+    // 50%; the same as one unit per iteration of the outlined body.
     let t = dir.path().join("omp");
     trace_ok(&t, &workload("omp_iterations"), &["256"]);
-    let r = analyze_json(&t, &["--warp", "8,32"]);
+    for args in [&[][..], &["--unit", "iter:main._omp_fn.0"]] {
+        let r = analyze_json(&t, &[args, &["--warp", "8,32"]].concat());
+        for w in [8u64, 32] {
+            let res = width(&r, w);
+            assert_eq!(res["units"], 256, "{args:?}");
+            let eff = function(res, "odd_item")["simt_efficiency"]
+                .as_f64()
+                .unwrap();
+            assert!(close(eff, 0.5), "{args:?} W = {w}: {eff}");
+        }
+    }
+    // One unit per call of the outlined body: each runs 64 items in the
+    // same parity order, so odd_item runs with all 4 lanes: 4/W.
+    let r = analyze_json(&t, &["--unit", "call:main._omp_fn.0", "--warp", "8,32"]);
     for w in [8u64, 32] {
         let res = width(&r, w);
         assert_eq!(res["units"], 4);
@@ -226,17 +239,5 @@ fn loop_iterations_and_openmp_outlined_functions_as_units() {
             .as_f64()
             .unwrap();
         assert!(close(eff, 4.0 / w as f64), "W = {w}: {eff}");
-    }
-    // One unit per iteration of the outlined body: back to 50%.
-    let r = analyze_json(&t, &["--unit", "iter:main._omp_fn.0", "--warp", "8,32"]);
-    for w in [8u64, 32] {
-        let res = width(&r, w);
-        assert_eq!(res["units"], 256);
-        assert!(close(
-            function(res, "odd_item")["simt_efficiency"]
-                .as_f64()
-                .unwrap(),
-            0.5
-        ));
     }
 }

@@ -17,11 +17,11 @@
 //!   place to stride through a loop by `T`, or to run a loop whole on every
 //!   thread, does not divide);
 //! - every instance has one part per thread of its team;
-//! - the **iteration block** is a block of the outermost natural loop of the
-//!   parts' graph (crate::worksharing) whose runs in each instance's parts
-//!   are exactly the block split above of their sum; of those, the one that
-//!   runs least (a loop test at the top runs once more than the body), then
-//!   the first reached.
+//! - the **iteration block** is the block of the outermost natural loop of
+//!   the parts' graph (crate::worksharing), outside the loops nested in it,
+//!   that runs most (those blocks run at most once per iteration, or once
+//!   more for a test at the top); its runs in each instance's parts must be
+//!   exactly the block split above of their sum.
 //!
 //! Each part then stands for the chunk the formula gives its thread, and is
 //! cut and checked as a runtime's chunk is. A function whose parts divide
@@ -33,7 +33,7 @@ use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::divides;
 use crate::frames::FrameTracker;
 use crate::worksharing::{FunctionCensus, IterationLoop, LoopSite};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};
 
 /// The static parts one thread (or, merged, the program) ran.
@@ -204,9 +204,11 @@ impl StaticCensus {
                         .any(|i| split_of(i, b).is_some_and(|n| n > 0))
                 })
                 .collect();
-            let Some(lp) = fc.iteration_loop(canon, table, &first.order) else {
+            let loops = fc.loops(canon, table);
+            let Some(outer) = loops.first() else {
                 continue; // no loop: not a worksharing loop
             };
+            let lp = &outer.body;
             let before: Vec<CBlockId> = first
                 .order
                 .iter()
@@ -216,13 +218,22 @@ impl StaticCensus {
             if !before.iter().any(|&b| divides(canon, table, b)) {
                 continue; // nothing split the loop among the threads
             }
+            // Blocks of the loop that no loop inside it holds run at most
+            // once per iteration (a test at the top once more): the one
+            // that runs most runs once per iteration.
+            let inner: HashSet<CBlockId> = loops[1..]
+                .iter()
+                .filter(|l| l.header != outer.header && lp.contains(&l.header))
+                .flat_map(|l| l.body.iter().copied())
+                .collect();
             let total = |b: CBlockId| -> u64 { parts.iter().map(|p| runs(p, b)).sum() };
-            let Some(block) = fits
+            let most = first
+                .order
                 .iter()
                 .copied()
-                .filter(|b| lp.contains(b))
-                .min_by_key(|&b| total(b))
-            else {
+                .filter(|b| lp.contains(b) && !inner.contains(b))
+                .max_by_key(|&b| (total(b), std::cmp::Reverse(b)));
+            let Some(block) = most.filter(|b| fits.contains(b)) else {
                 plan.failed.push(site);
                 continue;
             };
@@ -241,7 +252,13 @@ impl StaticCensus {
                 }
                 plan.runs_in.insert(i[0].place.loop_id, site);
             }
-            plan.loops.insert(site, IterationLoop { block, reach: lp });
+            plan.loops.insert(
+                site,
+                IterationLoop {
+                    block,
+                    reach: lp.clone(),
+                },
+            );
         }
         plan
     }

@@ -43,7 +43,7 @@
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::successors;
 use crate::frames::FrameTracker;
-use crate::loops::natural_loops;
+use crate::loops::{natural_loops, Loop};
 use crate::static_schedule::{StaticCensus, StaticPlan};
 use std::collections::{HashMap, HashSet};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};
@@ -261,6 +261,26 @@ impl FunctionCensus {
         table: &BlockTable,
         candidates: &[CBlockId],
     ) -> Option<HashSet<CBlockId>> {
+        let loops: Vec<Loop> = self
+            .loops(canon, table)
+            .into_iter()
+            .filter(|l| candidates.iter().any(|c| l.body.contains(c)))
+            .collect();
+        let often = |l: &&Loop| {
+            self.at_least
+                .as_ref()
+                .is_some_and(|a| a.contains(&l.header))
+        };
+        loops
+            .iter()
+            .find(often)
+            .or(loops.first())
+            .map(|l| l.body.clone())
+    }
+
+    /// The natural loops of the stretches' graph that ask the runtime for
+    /// nothing, outermost first.
+    pub(crate) fn loops(&self, canon: &CanonicalBlocks, table: &BlockTable) -> Vec<Loop> {
         let nodes: HashSet<CBlockId> = self
             .edges
             .iter()
@@ -290,22 +310,10 @@ impl FunctionCensus {
         edges.dedup();
         let mut roots: Vec<CBlockId> = self.starts.iter().copied().collect();
         roots.sort_unstable();
-        let loops: Vec<_> = natural_loops(&edges, &roots)
+        natural_loops(&edges, &roots)
             .into_iter()
-            .filter(|l| {
-                l.body.is_disjoint(&self.fetches) && candidates.iter().any(|c| l.body.contains(c))
-            })
-            .collect();
-        let often = |l: &&crate::loops::Loop| {
-            self.at_least
-                .as_ref()
-                .is_some_and(|a| a.contains(&l.header))
-        };
-        loops
-            .iter()
-            .find(often)
-            .or(loops.first())
-            .map(|l| l.body.clone())
+            .filter(|l| l.body.is_disjoint(&self.fetches))
+            .collect()
     }
 }
 
