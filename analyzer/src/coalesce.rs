@@ -6,7 +6,7 @@
 //! `tf analyze`'s tally and the report's observer count requests with it.
 
 use crate::segments::{interleaved_sectors, sectors, SegmentCache, Segments};
-use crate::sink::Issue;
+use crate::sink::{Issue, LaneIssue};
 use crate::stats::Segment;
 
 /// One request of an issue.
@@ -54,6 +54,9 @@ impl Coalescer {
         segments: &Segments,
         mut each: impl FnMut(Request),
     ) {
+        if let [lane] = issue.lanes {
+            return self.one_lane(lane, issue.block.n_ops as u16, segments, each);
+        }
         // Each lane's accesses are in operand order: walk them side by side,
         // one operand at a time, with a cursor per lane.
         self.cursors.clear();
@@ -97,6 +100,46 @@ impl Coalescer {
                 write,
                 sectors: distinct(&mut self.sectors),
                 interleaved: distinct(&mut self.interleaved),
+            });
+        }
+    }
+}
+
+impl Coalescer {
+    /// [`Coalescer::requests`] of an issue with one lane: each of its
+    /// accesses is a request of its own (the same walk, without gathering).
+    fn one_lane(
+        &mut self,
+        l: &LaneIssue<'_>,
+        n_ops: u16,
+        segments: &Segments,
+        mut each: impl FnMut(Request),
+    ) {
+        let (stack, sp) = self.stacks[l.lane];
+        let mut c = 0;
+        for j in 0..n_ops {
+            let Some(a) = l.accesses.get(c) else {
+                break;
+            };
+            if a.operand.wrapping_sub(l.first_op) != j {
+                continue;
+            }
+            c += 1;
+            let span = a.addr.saturating_add(u64::from(a.size.max(1)) - 1) / 32 - a.addr / 32 + 1;
+            let interleaved = if a.addr >= stack.0 && a.addr < stack.1 {
+                self.interleaved.clear();
+                let lane = l.lane as u32;
+                interleaved_sectors(a.addr, a.size, sp, lane, self.width, &mut self.interleaved);
+                distinct(&mut self.interleaved)
+            } else {
+                span
+            };
+            each(Request {
+                operand: j,
+                segment: segments.classify(stack, a.addr, &mut self.cache),
+                write: a.write,
+                sectors: span,
+                interleaved,
             });
         }
     }
