@@ -125,6 +125,23 @@ pub struct Issue<'a> {
     pub serialized: Option<u64>,
 }
 
+/// Thread instructions counted for the lanes of `mask` that do not run an
+/// issue of `warp` instructions whose active lanes are `active` (predicated
+/// off, or spinning): `warp` each.
+///
+/// ```
+/// use tf_analyzer::sink::idle_instructions;
+/// assert_eq!(idle_instructions(0b1110, 0b0011, 5), 10);
+/// assert_eq!(idle_instructions(0, 0b0011, 5), 0);
+/// ```
+#[inline]
+pub fn idle_instructions(mask: u64, active: u64, warp: u64) -> u64 {
+    match mask & !active {
+        0 => 0, // most issues: no predication, no spinning
+        idle => u64::from(idle.count_ones()) * warp,
+    }
+}
+
 /// What one active lane did in an issue.
 #[derive(Clone, Copy, Debug)]
 pub struct LaneIssue<'a> {

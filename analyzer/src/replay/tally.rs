@@ -9,7 +9,7 @@ use super::counts::WarpStats;
 use crate::blocks::CBlockId;
 use crate::coalesce::Coalescer;
 use crate::segments::Segments;
-use crate::sink::{Issue, IssueSink};
+use crate::sink::{idle_instructions, Issue, IssueSink};
 use crate::stats::{FunctionStats, Insns};
 use tf_trace::LockKind;
 
@@ -46,11 +46,8 @@ impl IssueSink for Tally<'_> {
     fn issue(&mut self, issue: &Issue<'_>) {
         let s = &mut self.stats;
         let warp = issue.warp_instructions;
-        // Lanes counted as active without running: as many instructions as
-        // the warp issues.
-        let idle = |mask: u64| u64::from((mask & !issue.active).count_ones()) * warp;
-        s.predicated_off += idle(issue.predicated);
-        s.spinning += idle(issue.spinning);
+        s.predicated_off += idle_instructions(issue.predicated, issue.active, warp);
+        s.spinning += idle_instructions(issue.spinning, issue.active, warp);
         let issued = Insns {
             thread_instructions: issue.thread_instructions,
             warp_instructions: warp,

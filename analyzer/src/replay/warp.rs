@@ -9,7 +9,7 @@ use super::tally::Tally;
 use super::Replay;
 use super::PROGRESS_STEP;
 use crate::blocks::CBlockId;
-use crate::sink::{Issue, IssueSink, LaneIssue};
+use crate::sink::{idle_instructions, Issue, IssueSink, LaneIssue};
 use arrayvec::ArrayVec;
 use tf_trace::FunctionId;
 
@@ -195,10 +195,9 @@ impl Warp<'_, '_, '_> {
             return false;
         }
         let cb = self.cfg.canon.block(b);
-        // Lanes counted as active without running: as many instructions as
-        // the warp issues.
-        let idle = |mask: u64| u64::from((mask & !live).count_ones()) * warp;
-        let thread = thread + idle(e.predicated) + idle(e.spinning);
+        let thread = thread
+            + idle_instructions(e.predicated, live, warp)
+            + idle_instructions(e.spinning, live, warp);
         self.unreported += thread;
         if self.unreported >= PROGRESS_STEP {
             self.cfg
