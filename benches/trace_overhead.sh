@@ -43,3 +43,14 @@ printf '  tf trace / none        %8.2f   (target <= 2.0)\n' "$(div "$traced" "$n
 printf '  tf trace / native      %8.2f\n' "$(div "$traced" "$native")"
 printf '  trace bytes / insn     %8.3f   (%s bytes, %s traced instructions; target <= 1.0)\n' \
     "$(div "$bytes" "$insns")" "$bytes" "$insns"
+
+# Where the time goes (TF_TRACER_ARGS passes options to the Valgrind tool):
+# the instrumented program handing its raw records over, then the encoder
+# threads walking them through the skip rules, then encoding and writing.
+stage() { TF_TRACER_ARGS="$1" median "$tf" trace -o "$tmp/trace" -- pigz -p 4 -c "$tmp/input"; }
+dropped=$(stage --tf-bench=1)
+walked=$(stage --tf-bench=2)
+echo "  where the time goes:"
+printf '    instrumented run, raw records dropped   %8.2f s  (%.2f x none)\n' "$dropped" "$(div "$dropped" "$none")"
+printf '    + encoder threads walk the records      %8.2f s  (%.2f x none)\n' "$walked" "$(div "$walked" "$none")"
+printf '    + encoding and writing the trace        %8.2f s  (%.2f x none)\n' "$traced" "$(div "$traced" "$none")"

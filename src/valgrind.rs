@@ -80,6 +80,11 @@ impl Valgrind {
         for f in exclude {
             cmd.arg(format!("--tf-exclude={f}"));
         }
+        // For profiling the tracer (benches/trace_overhead.sh): e.g.
+        // `--tf-bench=1` drops the raw records, `--tf-encoders=N`.
+        if let Some(extra) = std::env::var_os("TF_TRACER_ARGS") {
+            cmd.args(extra.to_string_lossy().split_whitespace());
+        }
         cmd
     }
 }
