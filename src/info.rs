@@ -107,6 +107,7 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
         addresses: false,
         per_function: true,
         progress: None,
+        runtime: &[],
     };
     let tallies: Vec<ThreadTally> = files
         .par_iter()

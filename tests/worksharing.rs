@@ -287,3 +287,45 @@ fn own_place_questions_are_no_static_schedule() {
         );
     }
 }
+
+/// A program without symbols (as Debian's libraries ship): its outlined
+/// functions have no names, and tf finds them as the functions the OpenMP
+/// runtime calls through a pointer. Units and figures are those of the same
+/// program with its symbols.
+#[test]
+fn stripped_openmp_programs_are_cut_alike() {
+    let dir = tempdir();
+    let program = workload_at("omp_schedules", "-O2");
+    let stripped = dir.path().join("omp_schedules_stripped");
+    std::fs::copy(&program, &stripped).unwrap();
+    let strip = Command::new("strip")
+        .arg("--strip-all")
+        .arg(&stripped)
+        .status()
+        .unwrap();
+    assert!(strip.success());
+    let (named, bare) = (dir.path().join("named"), dir.path().join("bare"));
+    trace_ok(&named, &program, &[&N.to_string(), "all"]);
+    trace_ok(&bare, &stripped, &[&N.to_string(), "all"]);
+    let a = analyze_json(&named, &["--warp", "8,32"]);
+    let b = analyze_json(&bare, &["--warp", "8,32"]);
+    for w in [8u64, 32] {
+        let (x, y) = (width(&a, w), width(&b, w));
+        assert_eq!(x["units"], N * LOOPS.len() as u64 + 4, "W={w}");
+        for key in [
+            "units",
+            "warps",
+            "thread_instructions",
+            "warp_instructions",
+            "simt_efficiency",
+            "memory",
+        ] {
+            assert_eq!(x[key], y[key], "W={w}: {key}");
+        }
+    }
+    let about = b["units_are"].as_str().unwrap();
+    assert!(
+        about.starts_with("each iteration of 7 OpenMP") && about.contains("no symbol names them"),
+        "{about}"
+    );
+}

@@ -122,6 +122,7 @@ pub fn analyze_observed<O: Observer>(
     let canon = CanonicalBlocks::build(trace.blocks());
     let symbols = Symbols::new(trace.blocks());
     let entry_of = |f: FunctionId| symbols.entry(f);
+    let runtime = openmp_runtime(trace);
     let job = ScanJob {
         trace,
         canon: &canon,
@@ -129,12 +130,13 @@ pub fn analyze_observed<O: Observer>(
         addresses: false,
         per_function: false,
         progress: Some(progress),
+        runtime: &runtime,
     };
     let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
     let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();
 
     // Pass 1: frames, graphs and units.
-    let units_rule = UnitsRule::new(&opts.unit, &symbols)?;
+    let units_rule = UnitsRule::new(&opts.unit, &symbols, !runtime.is_empty())?;
     progress.stage("scanning threads", bytes);
     // Each worker thread adds the edges of the threads it scans to its own
     // builder; builders are merged as workers finish, so memory follows the
@@ -157,6 +159,11 @@ pub fn analyze_observed<O: Observer>(
             },
         );
     scans.sort_by_key(|s| s.tid);
+    let outlined = scans
+        .iter()
+        .flat_map(|s| s.outlined.iter().copied())
+        .collect();
+    let (units_rule, cut_again) = units_rule.resolve(outlined);
     let cfgs: Cfgs = merged.finish();
     progress.stage("post-dominators", cfgs.len() as u64);
     let per_function: Vec<(u64, Ipdom)> = cfgs
@@ -202,6 +209,7 @@ pub fn analyze_observed<O: Observer>(
     };
     let recut = recut(
         &units_rule,
+        cut_again,
         &opts.unit.to_string(),
         &mut scans,
         &cfgs,
@@ -344,4 +352,21 @@ pub fn analyze_observed<O: Observer>(
         warnings,
         damage,
     })
+}
+
+/// The address ranges of the trace's OpenMP runtime modules (GCC's
+/// libgomp, LLVM's libomp or Intel's libiomp5).
+fn openmp_runtime(trace: &Trace) -> Vec<(u64, u64)> {
+    trace
+        .blocks()
+        .modules()
+        .iter()
+        .filter(|m| {
+            let file = m.path.rsplit(|&b| b == b'/').next().unwrap_or(&m.path);
+            [&b"libgomp."[..], b"libomp.", b"libiomp5."]
+                .iter()
+                .any(|p| file.starts_with(p))
+        })
+        .map(|m| (m.base, m.base.saturating_add(m.size)))
+        .collect()
 }

@@ -21,10 +21,13 @@ pub(crate) struct Recut {
     pub(crate) warnings: Vec<String>,
 }
 
-/// Re-cuts the units of `scans` where `rule` needs a second pass, and says
-/// what the units are; `name` names a function by its entry.
+/// Re-cuts the units of `scans` where `rule` needs a second pass (always
+/// when `cut_again`: the first pass did not know the rule), and says what
+/// the units are; `name` names a function by its entry.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn recut(
     rule: &UnitsRule,
+    cut_again: bool,
     unit: &str,
     scans: &mut [ThreadScan],
     cfgs: &Cfgs,
@@ -65,7 +68,13 @@ pub(crate) fn recut(
             .map(|c| (c.loop_id, c.trip))
             .collect()
     });
-    let (cutter, about): (Box<dyn Fn() -> Cutter + Sync>, String) = match (rule, plan) {
+    // Outlined functions found by the runtime's calls, not by their names.
+    let unnamed = if cut_again {
+        " (the functions the OpenMP runtime called through a pointer: no symbol names them)"
+    } else {
+        ""
+    };
+    let (cutter, about): (Box<dyn Fn(u64) -> Cutter + Sync>, String) = match (rule, plan) {
         (UnitsRule::OpenMp(_), Some(plan)) => {
             let instances = census
                 .runs_in
@@ -79,20 +88,24 @@ pub(crate) fn recut(
             };
             let plan = Arc::new(plan);
             (
-                Box::new(move || Cutter::Worksharing(plan.clone(), Some(rule.calls()))),
+                Box::new(move |_| Cutter::Worksharing(plan.clone(), Some(rule.calls()))),
                 format!(
                     "each iteration of {instances} OpenMP worksharing loop instance(s){statics}, \
-                     in logical order; each call of an outlined function otherwise"
+                     in logical order; each call of an outlined function{unnamed} otherwise"
                 ),
             )
         }
+        (UnitsRule::OpenMp(_), None) if cut_again => (
+            Box::new(|start| rule.cutter(start)),
+            format!("each call of an OpenMP outlined function{unnamed}"),
+        ),
         (UnitsRule::OpenMp(_), None) => {
             return Ok(whole("each call of an OpenMP outlined function"))
         }
         (UnitsRule::Iterations(spec, _), Some(plan)) => {
             let plan = Arc::new(plan);
             (
-                Box::new(move || Cutter::Worksharing(plan.clone(), None)),
+                Box::new(move |_| Cutter::Worksharing(plan.clone(), None)),
                 format!("each iteration of the worksharing loop of {spec}, in logical order"),
             )
         }
@@ -107,15 +120,20 @@ pub(crate) fn recut(
                 reach: lp.body,
             };
             (
-                Box::new(move || Cutter::Iterations(function, lp.clone())),
+                Box::new(move |_| Cutter::Iterations(function, lp.clone())),
                 "each iteration of the function's outermost loop".into(),
             )
         }
         (UnitsRule::Whole, _) => return Ok(whole("each thread")),
         (UnitsRule::Calls(_), _) => return Ok(whole("each outermost call of the function")),
+        (UnitsRule::StartRoutines(_), _) if cut_again => (
+            Box::new(|start| rule.cutter(start)),
+            "each call of a thread's start routine".into(),
+        ),
         (UnitsRule::StartRoutines(_), _) => {
             return Ok(whole("each call of a thread's start routine"))
         }
+        (UnitsRule::OpenMpUnnamed(_), _) => unreachable!("resolved after the first pass"),
     };
     let mut warnings = Vec::new();
     for f in &unsplit {
@@ -151,7 +169,7 @@ pub(crate) fn recut(
     progress.stage("cutting iterations", bytes);
     let cut: Vec<ThreadScan> = scans
         .par_iter()
-        .map(|s| job.scan(s.tid, |_| cutter(), None))
+        .map(|s| job.scan(s.tid, &cutter, None))
         .collect();
     let mut problems = Vec::new();
     for (s, c) in scans.iter_mut().zip(cut) {

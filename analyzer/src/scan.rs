@@ -7,6 +7,7 @@ use crate::cfg::CfgBuilder;
 use crate::frames::{FrameTracker, Transition};
 use crate::units::{Cutter, Pos, Unit, UnitCutter};
 use crate::worksharing::LoopCensus;
+use std::collections::HashSet;
 use tf_trace::{EndKind, Event, FunctionId, SkipReason, Trace};
 
 /// Where a chunk of a thread's stream starts.
@@ -136,6 +137,9 @@ pub struct ThreadScan {
     pub events: u64,
     /// The damage that stopped the reading, if any.
     pub damage: Option<String>,
+    /// Functions the OpenMP runtime called through a pointer: the outlined
+    /// bodies of parallel regions (and tasks), named or not.
+    pub outlined: HashSet<u64>,
 }
 
 /// How to scan.
@@ -155,6 +159,9 @@ pub struct ScanJob<'a> {
     /// chunk (so that a progress bar's estimate holds for a trace of a few
     /// large threads too).
     pub progress: Option<&'a dyn crate::analysis::Progress>,
+    /// The address ranges of the OpenMP runtime's modules (libgomp,
+    /// libomp), whose indirect calls enter outlined functions.
+    pub runtime: &'a [(u64, u64)],
 }
 
 impl ScanJob<'_> {
@@ -182,6 +189,7 @@ impl ScanJob<'_> {
             traced_in: Vec::new(),
             events: 0,
             damage: None,
+            outlined: HashSet::new(),
         };
         let mut reader = match self.trace.read_thread(tid) {
             Ok(r) => r,
@@ -249,6 +257,14 @@ impl ScanJob<'_> {
                             _ => None,
                         };
                         let tr = tracker.as_ref().expect("set");
+                        if let (Some(Transition::Call), Some((p, EndKind::IndirectCall))) =
+                            (t, prev)
+                        {
+                            let a = self.canon.block(p).address;
+                            if self.runtime.iter().any(|&(lo, hi)| (lo..hi).contains(&a)) {
+                                out.outlined.insert(tr.top().entry);
+                            }
+                        }
                         units.step(pos, &s, t, tr, call_sp);
                         out.loops.step(s.cblock, tr);
                         prev_call_sp = call_push(s.accesses);

@@ -18,10 +18,22 @@ pub(crate) enum UnitsRule {
     /// `auto` on an OpenMP program: calls of these outlined functions, then
     /// (second pass) iterations of the worksharing loops they ran.
     OpenMp(HashSet<u64>),
+    /// `auto` on a program that loads an OpenMP runtime but whose symbols
+    /// name no outlined function (a stripped library): the first pass finds
+    /// them, as the functions the runtime calls through a pointer, and
+    /// [`UnitsRule::resolve`] makes this `OpenMp`, or `StartRoutines` (with
+    /// `main`) when the runtime called none.
+    OpenMpUnnamed(Option<u64>),
 }
 
 impl UnitsRule {
-    pub(crate) fn new(spec: &UnitSpec, symbols: &Symbols) -> Result<UnitsRule, Error> {
+    /// The rule for `spec`; `openmp_runtime`: the trace loads an OpenMP
+    /// runtime.
+    pub(crate) fn new(
+        spec: &UnitSpec,
+        symbols: &Symbols,
+        openmp_runtime: bool,
+    ) -> Result<UnitsRule, Error> {
         let entries = |name: &str| -> Result<Vec<u64>, Error> {
             let found: Vec<u64> = symbols
                 .find(name)
@@ -44,14 +56,29 @@ impl UnitsRule {
                     .into_iter()
                     .filter_map(|f| symbols.entry(f))
                     .collect();
-                if omp.is_empty() {
-                    let main = symbols.find("main").first().and_then(|&f| symbols.entry(f));
-                    UnitsRule::StartRoutines(main)
-                } else {
+                let main = symbols.find("main").first().and_then(|&f| symbols.entry(f));
+                if !omp.is_empty() {
                     UnitsRule::OpenMp(omp)
+                } else if openmp_runtime {
+                    UnitsRule::OpenMpUnnamed(main)
+                } else {
+                    UnitsRule::StartRoutines(main)
                 }
             }
         })
+    }
+
+    /// After the first pass, which found `outlined` (the functions the
+    /// OpenMP runtime called through a pointer): the rule to cut with, and
+    /// whether the first pass's units must be cut again by it.
+    pub(crate) fn resolve(self, outlined: HashSet<u64>) -> (UnitsRule, bool) {
+        match self {
+            UnitsRule::OpenMpUnnamed(_) if !outlined.is_empty() => {
+                (UnitsRule::OpenMp(outlined), true)
+            }
+            UnitsRule::OpenMpUnnamed(main) => (UnitsRule::StartRoutines(main), true),
+            rule => (rule, false),
+        }
     }
 
     /// The functions whose calls make units (none for other rules).
@@ -67,7 +94,9 @@ impl UnitsRule {
     /// The cutter of a thread whose start routine is `start` (0 = unknown).
     pub(crate) fn cutter(&self, start: u64) -> Cutter {
         match self {
-            UnitsRule::Whole | UnitsRule::Iterations(..) => Cutter::Whole,
+            UnitsRule::Whole | UnitsRule::Iterations(..) | UnitsRule::OpenMpUnnamed(_) => {
+                Cutter::Whole
+            }
             UnitsRule::Calls(_) | UnitsRule::OpenMp(_) => Cutter::Calls(self.calls(), false),
             UnitsRule::StartRoutines(main) => match if start != 0 { Some(start) } else { *main } {
                 Some(e) => Cutter::Calls(
