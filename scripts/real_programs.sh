@@ -12,7 +12,9 @@
 #   options: --threads N, --work DIR (keep traces and JSON there), --tf PATH
 #
 # Programs (installed with apt-get when missing): pbzip2, lbzip2, xz, zstd,
-# pzstd, plzip, 7zz, sort, x264; also pigz on request. Inputs come from
+# pzstd, plzip, 7zz, sort, x264, and ImageMagick's convert-im6.q16 (OpenMP:
+# a generated picture of about SIZE bytes blurred and resized); also pigz on
+# request. Inputs come from
 # workloads/gen_text (text) and workloads/gen_y4m (video for x264): the same
 # size gives the same bytes. Programs that cut their input into blocks for
 # their threads are given blocks of about an eighth of the input, so that
@@ -24,7 +26,7 @@ cd "$(dirname "$0")/.."
 
 size=20000000
 threads=4
-programs=pbzip2,lbzip2,xz,zstd,pzstd,plzip,7zz,sort,x264
+programs=pbzip2,lbzip2,xz,zstd,pzstd,plzip,7zz,sort,x264,convert-im6.q16
 work=
 tf=
 while [ $# -gt 0 ]; do
@@ -35,7 +37,7 @@ while [ $# -gt 0 ]; do
     --programs) programs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --tf) tf=$2; shift 2 ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "real_programs.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -46,7 +48,8 @@ esac
 # The Debian package of each program.
 package_of() {
     case "$1" in
-    xz) echo xz-utils ;; 7zz) echo 7zip ;; sort) echo coreutils ;; *) echo "$1" ;;
+    xz) echo xz-utils ;; 7zz) echo 7zip ;; sort) echo coreutils ;;
+    convert-im6.q16) echo imagemagick ;; *) echo "$1" ;;
     esac
 }
 missing=()
@@ -91,6 +94,11 @@ command_of() {
     7zz) echo 7zz a -txz -mmt"$n" -m0=LZMA2:c=$((block / 1024))k -so -an -bd "$in" ;; # c= takes KiB
     sort) echo sort --parallel="$n" -S 1G "$in" ;;
     x264) echo x264 --threads "$n" --quiet -o - "$work/input.y4m" ;;
+    convert-im6.q16) # a square of about $size bytes of RGB pixels
+        local side
+        side=$(awk -v s="$size" 'BEGIN { printf "%d", sqrt(s / 3) }')
+        echo convert-im6.q16 -limit thread "$n" -size "${side}x${side}" gradient:red-blue \
+            -blur 0x2 -resize 150% ppm:- ;;
     *) echo "real_programs.sh: unknown program $1" >&2; return 1 ;;
     esac
 }
