@@ -5,8 +5,15 @@
  *            the team's size (no division splits the loop): a GPU thread per
  *            OpenMP thread, so one unit per call of its outlined function;
  *   tagged   a schedule(dynamic) loop whose iterations record the thread's
- *            place: one unit per iteration.
- * Hand-derived: N + 4 units under --unit auto, and no warning. */
+ *            place: one unit per iteration;
+ *   both     two static `omp for` loops in one parallel region. At -O0 GCC
+ *            asks for the thread's place before each loop, and each is cut
+ *            per iteration (2N units); from -O1 on it asks once for both
+ *            (they have the same iteration space), and the region's calls
+ *            stay whole (4 units): one loop is never cut while the other's
+ *            work is lost.
+ * Hand-derived, under --unit auto and with no warning: 3N + 4 units at -O0,
+ * N + 8 from -O1 on. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +41,19 @@ __attribute__((noinline)) void tagged(long n)
     }
 }
 
+__attribute__((noinline)) void both(long n)
+{
+#pragma omp parallel num_threads(4)
+    {
+#pragma omp for
+        for (long i = 0; i < n; i++)
+            out[i] += i;
+#pragma omp for
+        for (long i = 0; i < n; i++)
+            out[i] -= i;
+    }
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 256;
@@ -41,6 +61,7 @@ int main(int argc, char **argv)
     out = calloc((size_t)n, sizeof *out);
     stride(n);
     tagged(n);
+    both(n);
     for (long i = 0; i < n; i++)
         sum += out[i] - i * 2;
     printf("%d\n", sum > 0);

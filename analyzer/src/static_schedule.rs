@@ -11,7 +11,10 @@
 //! and only when everything agrees:
 //!
 //! - a *part* is what a thread runs at the frame of the function that
-//!   asked, from the event until that function returns;
+//!   asked, from the event until that function returns or asks again
+//!   (each `omp for` of a parallel region asks before its loop);
+//! - the part runs one loop (with the loops nested in it): a second one's
+//!   work would belong to no unit, so such a function stays whole;
 //! - the code between the event and the part's loop divides (`div`,
 //!   `idiv`): the split among the threads (a program that asks for its
 //!   place to stride through a loop by `T`, or to run a loop whole on every
@@ -89,9 +92,13 @@ impl StaticCensus {
             Some(tr),
         ) = (&self.open, tracker)
         {
-            let inside = tr.depth() > *d || (tr.depth() == *d && tr.top().entry == site.entry);
-            if inside {
-                return; // the program asks again inside the part
+            // The event comes while the call that asked is on the stack (a
+            // traced stub may have entered it): the part's function asked
+            // when that call is its own, a callee of it asked otherwise.
+            let own =
+                tr.depth() <= d + 1 && tr.frames().get(*d).map(|f| f.entry) == Some(site.entry);
+            if tr.depth() > *d && !own {
+                return;
             }
         }
         self.close();
@@ -209,6 +216,9 @@ impl StaticCensus {
                 continue; // no loop: not a worksharing loop
             };
             let lp = &outer.body;
+            if loops.iter().any(|l| !lp.contains(&l.header)) {
+                continue; // another loop besides: its work would belong to no unit
+            }
             let before: Vec<CBlockId> = first
                 .order
                 .iter()
