@@ -339,13 +339,8 @@ int GOMP(omp_get_thread_num)(void)
    W r, site = (W)__builtin_return_address(0);
    VALGRIND_GET_ORIG_FN(fn);
    CALL_FN_W_v(r, fn);
-   if (!asking && size_site != 0 && site > size_site && site - size_site <= TF_PAIR_GAP) {
-      W t;
-      asking++;
-      t = team();
-      asking--;
-      VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_TEAM_PLACE, site, (W)(unsigned)r, size_answer, t, 0);
-   }
+   if (!asking && size_site != 0 && site > size_site && site - size_site <= TF_PAIR_GAP)
+      VALGRIND_DO_CLIENT_REQUEST_STMT(TF_REQ_TEAM_PLACE, site, (W)(unsigned)r, size_answer, team(), 0);
    if (!asking)
       size_site = 0;
    return (int)r;

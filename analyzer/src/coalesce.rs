@@ -5,7 +5,7 @@
 //! lays them out. Its segment is that of the first such lane's address.
 //! `tf analyze`'s tally and the report's observer count requests with it.
 
-use crate::segments::{interleaved_sectors, sectors, SegmentCache, Segments};
+use crate::segments::{interleaved_sectors, sector_range, sectors, SegmentCache, Segments};
 use crate::sink::{Issue, LaneIssue};
 use crate::stats::Segment;
 
@@ -125,7 +125,7 @@ impl Coalescer {
                 continue;
             }
             c += 1;
-            let span = a.addr.saturating_add(u64::from(a.size.max(1)) - 1) / 32 - a.addr / 32 + 1;
+            let span = sector_range(a.addr, a.size).count() as u64;
             let interleaved = if a.addr >= stack.0 && a.addr < stack.1 {
                 self.interleaved.clear();
                 let lane = l.lane as u32;

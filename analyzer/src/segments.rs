@@ -138,7 +138,15 @@ pub fn interleaved_sectors(
 /// ```
 #[inline]
 pub fn sectors(addr: u64, size: u16, out: &mut Vec<u64>) {
-    let first = addr / 32;
-    let last = addr.saturating_add(u64::from(size.max(1)) - 1) / 32;
-    out.extend(first..=last);
+    out.extend(sector_range(addr, size));
+}
+
+/// The sectors the access `[addr, addr + size)` touches, first to last.
+///
+/// ```
+/// assert_eq!(tf_analyzer::segments::sector_range(30, 4).count(), 2);
+/// ```
+#[inline]
+pub fn sector_range(addr: u64, size: u16) -> std::ops::RangeInclusive<u64> {
+    addr / 32..=addr.saturating_add(u64::from(size.max(1)) - 1) / 32
 }

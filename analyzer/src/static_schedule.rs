@@ -35,25 +35,17 @@
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::divides;
 use crate::frames::FrameTracker;
-use crate::worksharing::{FunctionCensus, IterationLoop, LoopSite};
+use crate::worksharing::{FunctionCensus, IterationLoop, LoopSite, Stretch};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};
 
 /// The static parts one thread (or, merged, the program) ran.
 #[derive(Default)]
 pub struct StaticCensus {
-    open: Option<Open>,
+    open: Option<(StaticLoop, Stretch)>,
     parts: Vec<Part>,
     functions: HashMap<LoopSite, FunctionCensus>,
     sites: HashMap<u64, CBlockId>,
-}
-
-struct Open {
-    place: StaticLoop,
-    frame: Option<(usize, LoopSite)>,
-    counts: HashMap<CBlockId, u64>,
-    order: Vec<CBlockId>,
-    prev: Option<CBlockId>,
 }
 
 struct Part {
@@ -84,31 +76,18 @@ impl StaticCensus {
         if in_chunk {
             return;
         }
-        if let (
-            Some(Open {
-                frame: Some((d, site)),
-                ..
-            }),
-            Some(tr),
-        ) = (&self.open, tracker)
-        {
+        if let (Some((_, Stretch { frame: Some(f), .. })), Some(tr)) = (&self.open, tracker) {
             // The event comes while the call that asked is on the stack (a
             // traced stub may have entered it): the part's function asked
             // when that call is its own, a callee of it asked otherwise.
-            let own =
-                tr.depth() <= d + 1 && tr.frames().get(*d).map(|f| f.entry) == Some(site.entry);
-            if tr.depth() > *d && !own {
+            let own = tr.depth() <= f.depth + 1
+                && tr.frames().get(f.depth).map(|x| x.entry) == Some(f.site.entry);
+            if tr.depth() > f.depth && !own {
                 return;
             }
         }
         self.close();
-        self.open = Some(Open {
-            place,
-            frame: None,
-            counts: HashMap::new(),
-            order: Vec::new(),
-            prev: None,
-        });
+        self.open = Some((place, Stretch::default()));
     }
 
     /// A runtime handed out a chunk: the open part's function schedules
@@ -119,31 +98,19 @@ impl StaticCensus {
 
     /// A step, `tracker` already past it.
     pub fn step(&mut self, cblock: CBlockId, tracker: &FrameTracker) {
-        let Some(o) = &mut self.open else {
+        let Some((place, stretch)) = &mut self.open else {
             return;
         };
-        let (depth, entry) = (tracker.depth(), tracker.top().entry);
-        let sites = &mut self.sites;
-        let (d, site) = *o
-            .frame
-            .get_or_insert_with(|| (depth, LoopSite::of(sites, o.place.loop_id, entry, cblock)));
-        if depth < d {
-            self.close();
-            return;
+        let f = stretch.step(
+            place.loop_id,
+            cblock,
+            tracker,
+            &mut self.sites,
+            &mut self.functions,
+        );
+        if tracker.depth() < f.depth {
+            self.close(); // the function returned
         }
-        if depth != d || entry != site.entry {
-            return;
-        }
-        let n = o.counts.entry(cblock).or_insert(0);
-        if *n == 0 {
-            o.order.push(cblock);
-        }
-        *n += 1;
-        let fc = self.functions.entry(site).or_default();
-        match o.prev.replace(cblock) {
-            Some(p) => fc.edges.insert((p, cblock)),
-            None => fc.starts.insert(cblock),
-        };
     }
 
     /// The thread ended.
@@ -152,17 +119,19 @@ impl StaticCensus {
     }
 
     fn close(&mut self) {
-        if let Some(Open {
+        if let Some((
             place,
-            frame: Some((_, site)),
-            counts,
-            order,
-            ..
-        }) = self.open.take()
+            Stretch {
+                frame: Some(f),
+                counts,
+                order,
+                ..
+            },
+        )) = self.open.take()
         {
             self.parts.push(Part {
                 place,
-                site,
+                site: f.site,
                 counts,
                 order,
             });
@@ -173,9 +142,7 @@ impl StaticCensus {
     pub fn merge(&mut self, other: StaticCensus) {
         self.parts.extend(other.parts);
         for (site, o) in other.functions {
-            let mine = self.functions.entry(site).or_default();
-            mine.edges.extend(o.edges);
-            mine.starts.extend(o.starts);
+            self.functions.entry(site).or_default().merge(o);
         }
     }
 

@@ -79,9 +79,53 @@ impl LoopSite {
 
 /// Where a stretch runs: its function's frame, learnt at its first step.
 #[derive(Clone, Copy, Debug)]
-struct Frame {
-    depth: usize,
-    site: LoopSite,
+pub(crate) struct Frame {
+    pub(crate) depth: usize,
+    pub(crate) site: LoopSite,
+}
+
+/// What a thread runs at one function's frame from an event on (a chunk's
+/// stretch; a static part, crate::static_schedule): the frame, learnt at the
+/// first step, and each block's runs there in the order first reached; the
+/// edges between them go to the function's census.
+#[derive(Default)]
+pub(crate) struct Stretch {
+    pub(crate) frame: Option<Frame>,
+    pub(crate) counts: HashMap<CBlockId, u64>,
+    pub(crate) order: Vec<CBlockId>,
+    pub(crate) prev: Option<CBlockId>,
+}
+
+impl Stretch {
+    /// Records a step of a stretch of instance `loop_id` (`tracker` already
+    /// past it; `sites` as for [`LoopSite::of`]); returns the frame.
+    pub(crate) fn step(
+        &mut self,
+        loop_id: u64,
+        cblock: CBlockId,
+        tracker: &FrameTracker,
+        sites: &mut HashMap<u64, CBlockId>,
+        functions: &mut HashMap<LoopSite, FunctionCensus>,
+    ) -> Frame {
+        let (depth, entry) = (tracker.depth(), tracker.top().entry);
+        let f = *self.frame.get_or_insert_with(|| Frame {
+            depth,
+            site: LoopSite::of(sites, loop_id, entry, cblock),
+        });
+        if depth == f.depth && entry == f.site.entry {
+            let n = self.counts.entry(cblock).or_insert(0);
+            if *n == 0 {
+                self.order.push(cblock);
+            }
+            *n += 1;
+            let fc = functions.entry(f.site).or_default();
+            match self.prev.replace(cblock) {
+                Some(p) => fc.edges.insert((p, cblock)),
+                None => fc.starts.insert(cblock),
+            };
+        }
+        f
+    }
 }
 
 /// What one thread's stretches showed about each function's loop.
@@ -94,11 +138,8 @@ pub struct LoopCensus {
     pub runs_in: HashMap<u64, LoopSite>,
     /// The parts of inline static schedules.
     pub statics: StaticCensus,
-    open: Option<(LoopChunk, Option<Frame>)>,
+    open: Option<(LoopChunk, Stretch)>,
     sites: HashMap<u64, CBlockId>,
-    counts: HashMap<CBlockId, u64>,
-    order: Vec<CBlockId>,
-    prev: Option<CBlockId>,
 }
 
 /// What the stretches of one loop ran at its function's frame.
@@ -110,9 +151,9 @@ pub(crate) struct FunctionCensus {
     /// Blocks that ran at least once per iteration in every stretch so far.
     at_least: Option<HashSet<CBlockId>>,
     /// Edges between consecutive steps at the function's frame.
-    pub(crate) edges: HashSet<(CBlockId, CBlockId)>,
+    edges: HashSet<(CBlockId, CBlockId)>,
     /// The first block of each stretch.
-    pub(crate) starts: HashSet<CBlockId>,
+    starts: HashSet<CBlockId>,
     /// The last block of each stretch: where the next chunk was asked for.
     fetches: HashSet<CBlockId>,
 }
@@ -125,7 +166,7 @@ impl LoopCensus {
         self.trips.insert(c.loop_id, c.trip);
         // The end of the thread's part (count 0) runs no iteration: nothing
         // after it is the loop's (the cutter ignores it alike).
-        self.open = (c.count > 0).then_some((c, None));
+        self.open = (c.count > 0).then(|| (c, Stretch::default()));
     }
 
     /// A `static_loop` event (crate::static_schedule).
@@ -137,27 +178,15 @@ impl LoopCensus {
     /// A step, `tracker` already past it.
     pub fn step(&mut self, cblock: CBlockId, tracker: &FrameTracker) {
         self.statics.step(cblock, tracker);
-        let Some((c, frame)) = &mut self.open else {
-            return;
-        };
-        let (depth, entry) = (tracker.depth(), tracker.top().entry);
-        let f = *frame.get_or_insert_with(|| Frame {
-            depth,
-            site: LoopSite::of(&mut self.sites, c.loop_id, entry, cblock),
-        });
-        if depth != f.depth || entry != f.site.entry {
-            return;
+        if let Some((c, stretch)) = &mut self.open {
+            stretch.step(
+                c.loop_id,
+                cblock,
+                tracker,
+                &mut self.sites,
+                &mut self.functions,
+            );
         }
-        let n = self.counts.entry(cblock).or_insert(0);
-        if *n == 0 {
-            self.order.push(cblock);
-        }
-        *n += 1;
-        let fc = self.functions.entry(f.site).or_default();
-        match self.prev.replace(cblock) {
-            Some(p) => fc.edges.insert((p, cblock)),
-            None => fc.starts.insert(cblock),
-        };
     }
 
     /// The thread ended.
@@ -167,10 +196,16 @@ impl LoopCensus {
     }
 
     fn close(&mut self) {
-        let last = self.prev.take();
-        let counts = std::mem::take(&mut self.counts);
-        let order = std::mem::take(&mut self.order);
-        let Some((c, Some(f))) = self.open.take() else {
+        let Some((
+            c,
+            Stretch {
+                frame: Some(f),
+                counts,
+                order,
+                prev: last,
+            },
+        )) = self.open.take()
+        else {
             return;
         };
         self.runs_in.insert(c.loop_id, f.site);
@@ -198,18 +233,7 @@ impl LoopCensus {
         self.runs_in.extend(other.runs_in);
         self.statics.merge(other.statics);
         for (site, o) in other.functions {
-            let mine = self.functions.entry(site).or_default();
-            mine.edges.extend(o.edges);
-            mine.starts.extend(o.starts);
-            mine.fetches.extend(o.fetches);
-            mine.at_least = match (mine.at_least.take(), o.at_least) {
-                (Some(a), Some(b)) => Some(a.intersection(&b).copied().collect()),
-                (a, b) => a.or(b),
-            };
-            mine.candidates = match (mine.candidates.take(), o.candidates) {
-                (Some(a), Some(b)) => Some(a.into_iter().filter(|x| b.contains(x)).collect()),
-                (a, b) => a.or(b),
-            };
+            self.functions.entry(site).or_default().merge(o);
         }
     }
 
@@ -252,6 +276,21 @@ impl LoopCensus {
 }
 
 impl FunctionCensus {
+    /// Adds what another thread's stretches of the same loop showed.
+    pub(crate) fn merge(&mut self, o: FunctionCensus) {
+        self.edges.extend(o.edges);
+        self.starts.extend(o.starts);
+        self.fetches.extend(o.fetches);
+        self.at_least = match (self.at_least.take(), o.at_least) {
+            (Some(a), Some(b)) => Some(a.intersection(&b).copied().collect()),
+            (a, b) => a.or(b),
+        };
+        self.candidates = match (self.candidates.take(), o.candidates) {
+            (Some(a), Some(b)) => Some(a.into_iter().filter(|x| b.contains(x)).collect()),
+            (a, b) => a.or(b),
+        };
+    }
+
     /// The blocks of the iteration loop: the outermost natural loop of the
     /// stretches' graph that asks the runtime for nothing and holds a block
     /// that runs once per iteration.
