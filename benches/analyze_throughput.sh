@@ -8,8 +8,8 @@
 # - nbody 8192 bodies on 128 threads, one unit per call of accelerate():
 #   regular, fully converged code, 64 long units per thread;
 # - divergence triangle 4096 (64 threads' worth of items, many warps);
-# - how right the progress bar's ETA is: for the replay of the 10x pigz
-#   trace and of nbody, the bar's estimate of the rest when a tenth of the
+# - how right the progress bar's ETA is: for the replay of both pigz
+#   traces and of nbody, the bar's estimate of the rest when a tenth of the
 #   stage was done, beside what the rest took (`tf analyze --timings`).
 #   benches/analyze_throughput.sh            SMALL=4000000 benches/analyze_throughput.sh
 set -euo pipefail
@@ -46,6 +46,7 @@ report() { # label trace threads args...
 }
 
 cores=$(nproc)
+eta_traces=()
 echo "tf analyze throughput ($cores cores)"
 for bytes in "$small" $((10 * small)); do
     dir="$tmp/pigz-$bytes"
@@ -54,7 +55,7 @@ for bytes in "$small" $((10 * small)); do
     report "$label, W=32" "$dir" 1 --warp 32
     report "$label, W=32" "$dir" "$cores" --warp 32
     report "$label, W=8,16,32" "$dir" "$cores" --warp 8,16,32
-    eta_trace=$dir
+    eta_traces+=("$dir")
 done
 dir="$tmp/nbody"
 "$tf" trace -o "$dir" -- workloads/build/O1/nbody 8192 128 > /dev/null 2>&1
@@ -74,5 +75,6 @@ eta() { # label trace args...
         awk -v l="$label" '/replaying/ { sub(/^tf: /, ""); printf "  %-34s %s\n", l, $0 }'
 }
 echo "progress ETA at 10% of the replay"
-eta "pigz $((10 * small / 1000000)) MB, W=32" "$eta_trace" --warp 32
+eta "pigz $((small / 1000000)) MB, W=32" "${eta_traces[0]}" --warp 32
+eta "pigz $((10 * small / 1000000)) MB, W=32" "${eta_traces[1]}" --warp 32
 eta "nbody 8192, W=32" "$tmp/nbody" --unit call:accelerate --warp 32
