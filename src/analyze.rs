@@ -5,7 +5,7 @@ use crate::verdict::Coverage;
 use anyhow::{Context, Result};
 use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tf_analyzer::results::{Report, WidthResult};
 use tf_analyzer::sink::{Nobody, Observer};
@@ -169,8 +169,8 @@ pub(crate) struct Bar {
     bar: ProgressBar,
     started: Instant,
     shown: Mutex<bool>,
-    /// Stages, to report with `--timings`.
-    stages: Mutex<Vec<Stage>>,
+    /// Stages, to report with `--timings` (the bar's ETA reads the last).
+    stages: Arc<Mutex<Vec<Stage>>>,
 }
 
 /// One stage: its name, when it started, its length in steps, and when a
@@ -180,11 +180,33 @@ struct Stage {
     name: String,
     at: Instant,
     total: u64,
+    /// Steps done so far.
+    done: u64,
+    /// When the first steps were reported, and how many.
+    first: Option<(Instant, u64)>,
     tenth: Option<(Instant, Duration)>,
+}
+
+impl Stage {
+    /// The estimate of the rest at `now`: the steps left at the rate since
+    /// the first report (what comes before it, such as opening a warp's
+    /// lanes, is not done again for every step).
+    fn eta(&self, now: Instant) -> Duration {
+        match self.first {
+            Some((at, first)) if self.done > first => linear_eta(
+                now - at,
+                self.done - first,
+                self.total.saturating_sub(first),
+            ),
+            _ => linear_eta(now - self.at, self.done, self.total),
+        }
+    }
 }
 
 impl Bar {
     pub(crate) fn new() -> Bar {
+        let stages: Arc<Mutex<Vec<Stage>>> = Arc::default();
+        let shared = Arc::clone(&stages);
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
@@ -193,8 +215,11 @@ impl Bar {
             .expect("a valid template")
             .with_key(
                 "stage_eta",
-                |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let eta = linear_eta(s.elapsed(), s.pos(), s.len().unwrap_or(0));
+                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let stages = shared.lock().expect("not poisoned");
+                    let eta = stages
+                        .last()
+                        .map_or(Duration::ZERO, |s| s.eta(Instant::now()));
                     let _ = write!(w, "{:#}", HumanDuration(eta));
                 },
             )
@@ -204,7 +229,7 @@ impl Bar {
             bar,
             started: Instant::now(),
             shown: Mutex::new(false),
-            stages: Mutex::new(Vec::new()),
+            stages,
         }
     }
 
@@ -264,22 +289,24 @@ impl Progress for Bar {
             name: name.to_string(),
             at: Instant::now(),
             total,
+            done: 0,
+            first: None,
             tenth: None,
         });
         self.bar.set_message(name.to_string());
         self.bar.set_length(total);
         self.bar.set_position(0);
-        // The estimate is per stage: the bar's clock starts again.
-        self.bar.reset_elapsed();
         self.maybe_show();
     }
 
     fn advance(&self, n: u64) {
         self.bar.inc(n);
         if let Some(st) = self.stages.lock().expect("not poisoned").last_mut() {
-            if st.tenth.is_none() && self.bar.position() * 10 >= st.total && st.total > 0 {
-                let eta = linear_eta(st.at.elapsed(), self.bar.position(), st.total);
-                st.tenth = Some((Instant::now(), eta));
+            let now = Instant::now();
+            st.done += n;
+            st.first.get_or_insert((now, st.done));
+            if st.tenth.is_none() && st.done * 10 >= st.total && st.total > 0 {
+                st.tenth = Some((now, st.eta(now)));
             }
         }
         self.maybe_show();
@@ -287,11 +314,11 @@ impl Progress for Bar {
 }
 
 /// The rest of a stage that took `elapsed` for the first `done` of its
-/// `total` steps, at the rate it has had since it started.
+/// `total` steps, at that rate.
 ///
 /// A replay's rate hardly changes once its lanes are open, so the average
-/// since the stage started predicts the rest; indicatif's own estimate
-/// weighs the first steps too much and overshot by 40–70% at a tenth.
+/// rate predicts the rest; indicatif's own estimate weighs the first steps
+/// too much and overshot a one-warp replay by 40–70% at a tenth.
 fn linear_eta(elapsed: Duration, done: u64, total: u64) -> Duration {
     if done == 0 {
         return Duration::ZERO;
