@@ -55,6 +55,7 @@ mod counts;
 mod lane;
 mod locks;
 mod reconverge;
+mod solo;
 mod stack;
 mod tally;
 mod warp;

@@ -86,6 +86,15 @@ impl Warp<'_, '_, '_> {
             self.groups.clear();
             self.callees.clear();
             match top.pc {
+                Pc::Block(b) if live & (live - 1) == 0 => {
+                    let i = live.trailing_zeros() as usize;
+                    if self.lanes[i].step.cblock == b {
+                        self.run_solo(i, b, top)?;
+                    } else {
+                        let left = self.regroup(live, top.depth);
+                        self.diverge(None, top, left, false);
+                    }
+                }
                 Pc::Block(b) => {
                     // Lanes that stand elsewhere (a lock round or a join let
                     // them through this entry's reconvergence point) are never
