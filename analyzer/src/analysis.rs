@@ -16,7 +16,7 @@ use crate::sink::{Context, Nobody, Observer};
 use crate::symbols::{SourceLines, Symbols};
 use crate::unit_rule::UnitsRule;
 use crate::units::{Unit, UnitSpec};
-use crate::warp_jobs::WarpJobs;
+use crate::warp_jobs::{Job, WarpJobs};
 use crate::warps::Batch;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -256,47 +256,38 @@ pub fn analyze_observed<O: Observer>(
                 .warps(units.len(), w, |i| units[i].root, |i| units[i].insns)
         })
         .collect();
-    let jobs: Vec<(usize, usize, &[usize])> = warps
-        .iter()
-        .enumerate()
-        .flat_map(|(k, ws)| {
-            ws.iter()
-                .enumerate()
-                .map(move |(index, m)| (k, index, m.as_slice()))
-        })
-        .filter(|&(_, index, _)| opts.shard.is_none_or(|s| s.holds(index)))
-        .collect();
+    let jobs = Job::of(&warps, |index| opts.shard.is_none_or(|s| s.holds(index)));
     let widths: Vec<String> = opts.widths.iter().map(|w| w.to_string()).collect();
-    // The bar moves with replayed thread instructions: every width replays
-    // every unit's recorded instructions once.
-    let recorded: u64 = jobs.iter().flat_map(|j| j.2).map(|&i| units[i].insns).sum();
+    // The bar moves with replayed thread instructions: every job replays
+    // its units' recorded instructions once, for all the widths it counts at.
+    let recorded: u64 = jobs
+        .iter()
+        .flat_map(|j| j.members)
+        .map(|&i| units[i].insns)
+        .sum();
     progress.stage(
         &format!("replaying warps of {}", widths.join(", ")),
         recorded,
     );
-    let replays: Vec<Replay> = opts
-        .widths
-        .iter()
-        .map(|&width| Replay {
-            canon: &canon,
-            ipdom: &ipdom,
-            segments: &segments,
-            width,
-            functions: &functions,
-            serialize_locks: opts.locks,
-            progress,
-            reconvergence: opts.reconvergence,
-            predicable: &predicable_branches,
-            lock_model: opts.lock_model,
-        })
-        .collect();
+    let replay = Replay {
+        canon: &canon,
+        ipdom: &ipdom,
+        segments: &segments,
+        functions: &functions,
+        serialize_locks: opts.locks,
+        progress,
+        reconvergence: opts.reconvergence,
+        predicable: &predicable_branches,
+        lock_model: opts.lock_model,
+    };
     let totals = WarpJobs {
         trace,
         canon: &canon,
         units: &units,
         stacks: &stacks,
         chunks: &chunks,
-        replays: &replays,
+        replay: &replay,
+        widths: &opts.widths,
     }
     .run(&jobs, observer, &ctx)?;
     let results: Vec<WidthResult> = opts

@@ -224,3 +224,60 @@ impl Observer for Nobody {
     }
     fn end(&self, _: &Context<'_>, _: &WarpInfo<'_>, _: Ignore) {}
 }
+
+/// Tells several sinks everything, in order: one replay of a warp observed
+/// at several widths (see [`crate::replay::Replay::run`]).
+///
+/// ```
+/// use tf_analyzer::sink::{Fanout, IssueSink};
+/// #[derive(Default)]
+/// struct Predicated(u64);
+/// impl IssueSink for Predicated {
+///     fn issue(&mut self, _: &tf_analyzer::sink::Issue<'_>) {}
+///     fn predicated(&mut self, _: tf_analyzer::blocks::CBlockId) {
+///         self.0 += 1;
+///     }
+/// }
+/// let (mut a, mut b) = (Predicated::default(), Predicated::default());
+/// Fanout(vec![&mut a, &mut b]).predicated(7);
+/// assert_eq!((a.0, b.0), (1, 1));
+/// ```
+pub struct Fanout<'s>(pub Vec<&'s mut dyn IssueSink>);
+
+impl IssueSink for Fanout<'_> {
+    fn issue(&mut self, issue: &Issue<'_>) {
+        self.0.iter_mut().for_each(|s| s.issue(issue));
+    }
+
+    fn diverged(
+        &mut self,
+        cblock: CBlockId,
+        active: u64,
+        paths: usize,
+        reconverge: Option<CBlockId>,
+    ) {
+        for s in &mut self.0 {
+            s.diverged(cblock, active, paths, reconverge);
+        }
+    }
+
+    fn lock_rounds(&mut self, rounds: &[(u64, Option<u64>)]) {
+        self.0.iter_mut().for_each(|s| s.lock_rounds(rounds));
+    }
+
+    fn predicated(&mut self, cblock: CBlockId) {
+        self.0.iter_mut().for_each(|s| s.predicated(cblock));
+    }
+
+    fn lock_acquired(&mut self, lane: usize, lock: u64, kind: LockKind) {
+        self.0
+            .iter_mut()
+            .for_each(|s| s.lock_acquired(lane, lock, kind));
+    }
+
+    fn lock_contended(&mut self, lock: u64, lanes: u64, waiting: u64) {
+        self.0
+            .iter_mut()
+            .for_each(|s| s.lock_contended(lock, lanes, waiting));
+    }
+}

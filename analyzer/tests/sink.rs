@@ -149,8 +149,9 @@ fn a_recording_sink_sees_what_the_report_counts() {
         t.exec(m4, &[]).unwrap();
     }
     let (trace, _c) = p.finish();
+    // Four units: W = 4 and W = 8 form the same warp, replayed once for both.
     let opts = Options {
-        widths: vec![2, 4],
+        widths: vec![2, 4, 8],
         unit: "thread".parse().unwrap(),
         ..Options::default()
     };

@@ -67,7 +67,7 @@ pub use reconverge::Reconvergence;
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::functions::FunctionTable;
 use crate::segments::Segments;
-use crate::sink::IssueSink;
+use crate::sink::{Fanout, IssueSink};
 
 use tally::Tally;
 use warp::Warp;
@@ -83,8 +83,6 @@ pub struct Replay<'a> {
     pub ipdom: &'a IpdomMap,
     /// Segment ranges.
     pub segments: &'a Segments,
-    /// Warp width (lanes 0..width; the warp may have fewer lanes).
-    pub width: usize,
     /// The functions blocks are charged to.
     pub functions: &'a FunctionTable,
     /// Serialize lanes that hold the same lock (`--locks on`).
@@ -125,26 +123,62 @@ impl std::fmt::Display for LockModel {
 /// Thread instructions between two progress reports of a warp.
 pub const PROGRESS_STEP: u64 = 1 << 20;
 
+/// One width a warp's replay is counted at, and the sink observing the
+/// warp at that width.
+pub struct CountedAt<'s> {
+    /// The warp width W (the warp's lanes are some of lanes 0..W).
+    pub width: usize,
+    /// Told every issue, if any.
+    pub sink: Option<&'s mut dyn IssueSink>,
+}
+
 impl Replay<'_> {
-    /// Replays one warp whose lanes are `lanes` (at most 64), telling
-    /// `sink` what it issues.
+    /// Replays one warp whose lanes are `lanes` (at most 64) once, counting
+    /// it at every width of `at`: warps of several widths that hold the same
+    /// lanes in the same order (a trace with fewer units than the widths)
+    /// replay alike, for nothing in the replay depends on the width but the
+    /// GPU local-memory layout of stack accesses, which each width's tally
+    /// lays out for itself. Returns the counts of each width of `at`.
     pub fn run(
         &self,
         lanes: Vec<Lane<'_>>,
-        sink: Option<&mut dyn IssueSink>,
-    ) -> tf_trace::Result<WarpStats> {
-        assert!(lanes.len() <= 64 && lanes.len() <= self.width.max(1));
-        let stacks = lanes.iter().map(|l| (l.stack, l.sp)).collect();
+        at: &mut [CountedAt<'_>],
+    ) -> tf_trace::Result<Vec<WarpStats>> {
+        assert!(!at.is_empty() && lanes.len() <= 64);
+        assert!(at.iter().all(|c| lanes.len() <= c.width.max(1)));
+        let stacks: Vec<_> = lanes.iter().map(|l| (l.stack, l.sp)).collect();
+        let functions = self.functions.max_id() + 1;
+        let tally = |width| Tally::new(self.segments, width, stacks.clone(), functions);
+        let (first, rest) = at.split_first_mut().expect("a width");
+        // The first width's tally is the replay's own; the others, and every
+        // sink, observe it through one fan-out.
+        let mut others: Vec<Tally> = rest.iter().map(|c| tally(c.width)).collect();
+        let mut outlets: Vec<&mut dyn IssueSink> = Vec::new();
+        if let Some(s) = first.sink.as_deref_mut() {
+            outlets.push(s);
+        }
+        for (t, c) in others.iter_mut().zip(rest.iter_mut()) {
+            outlets.push(t);
+            if let Some(s) = c.sink.as_deref_mut() {
+                outlets.push(s);
+            }
+        }
+        let lone = if outlets.len() == 1 {
+            outlets.pop()
+        } else {
+            None
+        };
+        let mut fanout = Fanout(outlets);
+        let sink: Option<&mut dyn IssueSink> = match lone {
+            Some(s) => Some(s),
+            None if fanout.0.is_empty() => None,
+            None => Some(&mut fanout),
+        };
         let mut w = Warp {
             cfg: self,
             sink,
             stack: Vec::new(),
-            tally: Tally::new(
-                self.segments,
-                self.width,
-                stacks,
-                self.functions.max_id() + 1,
-            ),
+            tally: tally(first.width),
             lanes,
             next_region: 0,
             groups: Vec::new(),
@@ -157,7 +191,16 @@ impl Replay<'_> {
         self.progress.advance(w.unreported);
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
-        w.tally.stats.unfinished_lanes = w.lanes.iter().filter(|l| !l.done).count() as u64;
-        Ok(w.tally.stats)
+        let unfinished = w.lanes.iter().filter(|l| !l.done).count() as u64;
+        let first = std::mem::take(&mut w.tally.stats);
+        drop(w);
+        drop(fanout);
+        Ok(std::iter::once(first)
+            .chain(others.into_iter().map(|t| t.stats))
+            .map(|mut s| {
+                s.unfinished_lanes = unfinished;
+                s
+            })
+            .collect())
     }
 }

@@ -1,0 +1,92 @@
+//! Several warp widths in one analysis: a warp that several widths form
+//! alike is replayed once and counted at each width exactly as an analysis
+//! of that width alone counts it.
+
+mod common;
+
+use common::Prog;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tf_analyzer::sink::{Context, Ignore, Observer, WarpInfo};
+use tf_analyzer::{analyze, analyze_observed, Options, Silent};
+use tf_trace::{BlockDef, EndKind};
+
+/// Three threads: a stack store and a heap load, then a branch that thread
+/// 2 takes the other way, so that memory, the stack layout and divergence
+/// all count.
+fn three_threads() -> (tf_trace::Trace, common::Cleanup) {
+    let mut p = Prog::new();
+    let main = p.func(0x100, "main");
+    let a = p
+        .w()
+        .block(
+            &BlockDef::new(0x100)
+                .insns(&[1, 1, 1])
+                .write(8)
+                .read(4)
+                .end(EndKind::Branch)
+                .function(main),
+        )
+        .unwrap();
+    let taken = p.block(0x103, 2, EndKind::Fallthrough, main);
+    let other = p.block(0x105, 5, EndKind::Fallthrough, main);
+    let end = p.block(0x10a, 1, EndKind::Return, main);
+    for tid in 1..=3u64 {
+        let lo = 0x7000_0000 + 0x10000 * tid;
+        let mut t = p.w().thread(tid).unwrap();
+        t.thread_start(0, lo, lo + 0x10000, 0).unwrap();
+        t.exec(a, &[lo + 0xff00, 0x50_0000 + 4 * tid]).unwrap();
+        t.exec(if tid == 2 { other } else { taken }, &[]).unwrap();
+        t.exec(end, &[]).unwrap();
+    }
+    p.finish()
+}
+
+fn options(widths: &[usize]) -> Options {
+    Options {
+        widths: widths.to_vec(),
+        unit: "thread".parse().unwrap(),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn widths_that_form_the_same_warp_count_it_as_each_alone() {
+    let (trace, _c) = three_threads();
+    // Three units: W = 4, 8 and 16 form one warp of the same three lanes;
+    // W = 2 forms two.
+    let widths = [8, 2, 4, 16];
+    let together = analyze(&trace, &options(&widths), &Silent).unwrap();
+    assert!(together.incomplete.is_empty());
+    for (k, &w) in widths.iter().enumerate() {
+        let alone = analyze(&trace, &options(&[w]), &Silent).unwrap();
+        assert_eq!(together.results[k], alone.results[0], "W = {w}");
+    }
+    let at = |w: usize| &together.results[widths.iter().position(|&x| x == w).unwrap()];
+    assert_eq!((at(2).warps, at(4).warps, at(16).warps), (2, 1, 1));
+    // The widths' tallies are their own: GPU local memory interleaves the
+    // stack store's 4-byte words W lanes apart, so the sectors differ.
+    let interleaved = |w: usize| at(w).memory.stack_interleaved.sectors_per_request;
+    assert_ne!(interleaved(4), interleaved(16));
+}
+
+/// Counts the warps it is shown.
+#[derive(Default)]
+struct Warps(AtomicUsize);
+
+impl Observer for Warps {
+    type Sink = Ignore;
+    fn begin(&self, _: &Context<'_>, _: &WarpInfo<'_>) -> Ignore {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Ignore
+    }
+    fn end(&self, _: &Context<'_>, _: &WarpInfo<'_>, _: Ignore) {}
+}
+
+#[test]
+fn an_observer_is_shown_every_warp_of_every_width() {
+    let (trace, _c) = three_threads();
+    let warps = Warps::default();
+    let report = analyze_observed(&trace, &options(&[2, 4, 8]), &Silent, &warps).unwrap();
+    assert_eq!(warps.0.into_inner(), 2 + 1 + 1);
+    assert_eq!(report.results.iter().map(|r| r.warps).sum::<usize>(), 4);
+}
