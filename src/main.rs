@@ -201,7 +201,7 @@ struct AnalyzeArgs {
     /// What a SIMT thread is: auto, thread, call:FN (each call of FN) or
     /// iter:FN (each iteration of FN's outermost loop).
     #[arg(long, value_name = "UNIT", default_value = "auto")]
-    unit: tf_analyzer::units::UnitSpec,
+    unit: tf_analyzer::unit_rule::UnitSpec,
     /// How units are batched into warps: consecutive, by-function or by-length.
     #[arg(long, value_name = "POLICY", default_value = "consecutive")]
     batch: tf_analyzer::warps::Batch,

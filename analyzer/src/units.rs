@@ -23,62 +23,8 @@ use crate::frames::{FrameTracker, Transition};
 use crate::worksharing::{Iteration, IterationLoop, IterationPlan, LoopSite};
 use std::collections::HashMap;
 use std::collections::HashSet;
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use tf_trace::{FunctionId, LoopChunk, StaticLoop};
-
-/// What a unit is (`--unit`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UnitSpec {
-    /// OpenMP outlined functions, else start routines, else threads.
-    Auto,
-    /// Whole threads.
-    Thread,
-    /// Each call of a function.
-    Call(String),
-    /// Each iteration of a function's outermost loop.
-    Iter(String),
-}
-
-impl FromStr for UnitSpec {
-    type Err = String;
-
-    /// ```
-    /// use tf_analyzer::units::UnitSpec;
-    /// assert_eq!("call:worker".parse(), Ok(UnitSpec::Call("worker".into())));
-    /// assert!("call:".parse::<UnitSpec>().is_err());
-    /// ```
-    fn from_str(s: &str) -> Result<UnitSpec, String> {
-        let named = |f: &str| {
-            if f.is_empty() {
-                Err(format!("--unit {s}: a function name is missing after ':'"))
-            } else {
-                Ok(f.to_string())
-            }
-        };
-        match s.split_once(':') {
-            None if s == "auto" => Ok(UnitSpec::Auto),
-            None if s == "thread" => Ok(UnitSpec::Thread),
-            Some(("call", f)) => Ok(UnitSpec::Call(named(f)?)),
-            Some(("iter", f)) => Ok(UnitSpec::Iter(named(f)?)),
-            _ => Err(format!(
-                "--unit {s}: expected auto, thread, call:FN or iter:FN"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for UnitSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            UnitSpec::Auto => f.write_str("auto"),
-            UnitSpec::Thread => f.write_str("thread"),
-            UnitSpec::Call(n) => write!(f, "call:{n}"),
-            UnitSpec::Iter(n) => write!(f, "iter:{n}"),
-        }
-    }
-}
 
 /// A position in a thread's stream: an event, and a piece of it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -483,19 +429,5 @@ impl Cut {
                 self.units.push(o.unit);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parse_and_show() {
-        for s in ["auto", "thread", "call:f", "iter:main._omp_fn.0"] {
-            assert_eq!(s.parse::<UnitSpec>().unwrap().to_string(), s);
-        }
-        assert!("loop:f".parse::<UnitSpec>().is_err());
-        assert!("iter:".parse::<UnitSpec>().unwrap_err().contains("missing"));
     }
 }

@@ -5,7 +5,7 @@
 //! shown to the observer, once per width.
 
 use crate::blocks::CanonicalBlocks;
-use crate::lanes::UnitCache;
+use crate::lane_source::UnitCache;
 use crate::replay::{CountedAt, Lane, Replay, WarpStats};
 use crate::scan::ChunkStart;
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};

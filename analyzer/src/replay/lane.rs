@@ -8,7 +8,8 @@
 use super::warp::Warp;
 use crate::blocks::CBlockId;
 use crate::frames::{Frame, FrameTracker};
-use crate::lanes::{LaneEvent, LaneSource, LaneStep};
+use crate::lane_source::LaneSource;
+use crate::lanes::{LaneEvent, LaneStep};
 use crate::sink::IssueSink as _;
 use tf_trace::{FunctionId, LockKind};
 

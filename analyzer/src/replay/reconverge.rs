@@ -1,11 +1,14 @@
 //! Reconvergence models (`--reconverge`), and where lanes that stand in
-//! different places of one frame rejoin when no branch split them (a lock round ends, a join, regrouping): at the nearest
-//! block that post-dominates every lane's position, found by climbing the
-//! frame function's post-dominator tree. A lane inside a callee stands at
-//! the post-dominator of the frame's call; a lane that left the frame
-//! stands at its exit.
+//! different places of one frame rejoin when no branch split them (a lock
+//! round ends, a join, regrouping): at the nearest block that
+//! post-dominates every lane's position, found by climbing the frame
+//! function's post-dominator tree. A lane inside a callee stands at the
+//! post-dominator of the frame's call; a lane that left the frame stands at
+//! its exit. Under `min-pc` a frame's lanes stay in one frontier entry
+//! instead, which runs the group at the lowest address next.
 
-use super::stack::Pc;
+use super::lane::Next;
+use super::stack::{add_callee, bits, Entry, Pc};
 use super::warp::Warp;
 use crate::blocks::CBlockId;
 use crate::cfg::VEXIT;
@@ -96,5 +99,39 @@ impl Warp<'_, '_, '_> {
             Reconvergence::None => Pc::Exit,
             Reconvergence::MinPc => Pc::Frontier,
         }
+    }
+}
+
+impl Warp<'_, '_, '_> {
+    /// `--reconverge min-pc`: runs the group of the frame's live lanes that
+    /// stands at the lowest address; when they all stand together, the
+    /// entry runs their block as any other.
+    pub(super) fn frontier(&mut self, live: u64, top: Entry) -> tf_trace::Result<()> {
+        self.regroup(live, top.depth);
+        let at = self.stack.len() - 1;
+        let canon = self.cfg.canon;
+        let Some(&(block, func, mask)) =
+            self.groups.iter().min_by_key(|g| canon.block(g.0).address)
+        else {
+            self.stack.pop();
+            return Ok(());
+        };
+        if self.groups.len() == 1 {
+            let e = &mut self.stack[at];
+            e.pc = Pc::Block(block);
+            e.func = func;
+            return Ok(());
+        }
+        let here = Entry { func, ..top };
+        let issued = self.execute(block, mask, &here);
+        debug_assert!(issued, "a frontier group stands at its block");
+        self.callees.clear();
+        for i in bits(mask) {
+            if let Next::Called { block: b, func: f } = self.advance(i, top.depth)? {
+                add_callee(&mut self.callees, (block, b, f, 0, top.depth + 1, 0), i);
+            }
+        }
+        self.push_callees(top, Pc::Exit, false);
+        Ok(())
     }
 }

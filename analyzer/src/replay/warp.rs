@@ -401,37 +401,3 @@ impl Warp<'_, '_, '_> {
         }
     }
 }
-
-impl Warp<'_, '_, '_> {
-    /// `--reconverge min-pc`: runs the group of the frame's live lanes that
-    /// stands at the lowest address; when they all stand together, the
-    /// entry runs their block as any other.
-    fn frontier(&mut self, live: u64, top: Entry) -> tf_trace::Result<()> {
-        self.regroup(live, top.depth);
-        let at = self.stack.len() - 1;
-        let canon = self.cfg.canon;
-        let Some(&(block, func, mask)) =
-            self.groups.iter().min_by_key(|g| canon.block(g.0).address)
-        else {
-            self.stack.pop();
-            return Ok(());
-        };
-        if self.groups.len() == 1 {
-            let e = &mut self.stack[at];
-            e.pc = Pc::Block(block);
-            e.func = func;
-            return Ok(());
-        }
-        let here = Entry { func, ..top };
-        let issued = self.execute(block, mask, &here);
-        debug_assert!(issued, "a frontier group stands at its block");
-        self.callees.clear();
-        for i in bits(mask) {
-            if let Next::Called { block: b, func: f } = self.advance(i, top.depth)? {
-                add_callee(&mut self.callees, (block, b, f, 0, top.depth + 1, 0), i);
-            }
-        }
-        self.push_callees(top, Pc::Exit, false);
-        Ok(())
-    }
-}
