@@ -5,7 +5,9 @@
 //! lays them out. Its segment is that of the first such lane's address.
 //! `tf analyze`'s tally and the report's observer count requests with it.
 
-use crate::segments::{interleaved_sectors, sector_range, sectors, SegmentCache, Segments};
+use crate::segments::{
+    interleaved_sector_count, interleaved_sectors, sector_range, sectors, SegmentCache, Segments,
+};
 use crate::sink::{Issue, LaneIssue};
 use crate::stats::Segment;
 
@@ -127,10 +129,7 @@ impl Coalescer {
             c += 1;
             let span = sector_range(a.addr, a.size).count() as u64;
             let interleaved = if a.addr >= stack.0 && a.addr < stack.1 {
-                self.interleaved.clear();
-                let lane = l.lane as u32;
-                interleaved_sectors(a.addr, a.size, sp, lane, self.width, &mut self.interleaved);
-                distinct(&mut self.interleaved)
+                interleaved_sector_count(a.addr, a.size, sp, l.lane as u32, self.width)
             } else {
                 span
             };

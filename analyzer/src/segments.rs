@@ -119,14 +119,48 @@ pub fn interleaved_sectors(
     width: usize,
     out: &mut Vec<u64>,
 ) {
+    out.extend(interleaved_words(addr, size, sp, lane, width));
+}
+
+/// How many distinct sectors one lane's access touches in the layout of
+/// [`interleaved_sectors`] (what sorting and counting its sectors gives).
+///
+/// ```
+/// use tf_analyzer::segments::interleaved_sector_count;
+/// // 8 bytes are two words: W·4 bytes apart, in one sector only when W < 8.
+/// assert_eq!(interleaved_sector_count(0x6ff0, 8, 0x7000, 3, 32), 2);
+/// assert_eq!(interleaved_sector_count(0x6ff0, 8, 0x7000, 0, 4), 1);
+/// ```
+#[inline]
+pub fn interleaved_sector_count(addr: u64, size: u16, sp: u64, lane: u32, width: usize) -> u64 {
+    // The lane's words go up W words apart, so equal sectors are adjacent.
+    let mut last = None;
+    let mut n = 0;
+    for s in interleaved_words(addr, size, sp, lane, width) {
+        n += u64::from(last != Some(s));
+        last = Some(s);
+    }
+    n
+}
+
+/// The sector of each word of `[addr, addr + size)` in the layout of
+/// [`interleaved_sectors`], in increasing order.
+#[inline]
+fn interleaved_words(
+    addr: u64,
+    size: u16,
+    sp: u64,
+    lane: u32,
+    width: usize,
+) -> impl Iterator<Item = u64> {
     const BASE: i64 = 1 << 60;
     let d = addr.wrapping_sub(sp) as i64;
     let first = d.div_euclid(4);
     let last = (d + i64::from(size.max(1)) - 1).div_euclid(4);
-    for k in first..=last {
+    (first..=last).map(move |k| {
         let word = BASE.wrapping_add(4 * (k * width as i64 + i64::from(lane)));
-        out.push((word as u64) / 32);
-    }
+        (word as u64) / 32
+    })
 }
 
 /// The sectors the access `[addr, addr + size)` touches, appended to `out`.
