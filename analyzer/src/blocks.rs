@@ -228,6 +228,74 @@ impl Piece {
     }
 }
 
+/// Where the split of one block execution into the steps of its pieces
+/// stands: the next piece, the instructions not handed out yet, and the
+/// first access not handed out yet. The first pass ([`steps`]) and the
+/// lanes' readers (which hand out one step at a time) both split executions
+/// with it, so they agree on every position.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PieceCursor {
+    block: BlockId,
+    piece: usize,
+    left: u32,
+    complete: bool,
+    access: usize,
+}
+
+impl PieceCursor {
+    /// The start of an execution of dynamic block `block` that ran `insns`
+    /// instructions (`complete`: to the block's end).
+    pub fn new(block: BlockId, insns: u32, complete: bool) -> PieceCursor {
+        PieceCursor {
+            block,
+            piece: 0,
+            left: insns,
+            complete,
+            access: 0,
+        }
+    }
+
+    /// The index of the next piece.
+    pub fn piece(&self) -> usize {
+        self.piece
+    }
+
+    /// Whether instructions are left to hand out.
+    pub fn has_more(&self) -> bool {
+        self.left > 0
+    }
+
+    /// The next step, its accesses the range it returns of `accesses` (the
+    /// execution's present operands, in operand order).
+    #[inline]
+    pub fn next_step(
+        &mut self,
+        canon: &CanonicalBlocks,
+        accesses: &[Access],
+    ) -> Option<(Step<'static>, std::ops::Range<usize>)> {
+        if self.left == 0 {
+            return None;
+        }
+        let p = *canon.pieces(self.block).get(self.piece)?;
+        self.piece += 1;
+        let (ran, end, end_op) = p.cut(canon, &mut self.left, self.complete);
+        let lo = self.access;
+        // A piece has few operands: counting beats a binary search.
+        self.access += accesses[lo..]
+            .iter()
+            .take_while(|a| a.operand < end_op)
+            .count();
+        let step = Step {
+            cblock: p.cblock,
+            insns: ran,
+            end,
+            first_op: p.first_op,
+            accesses: &[],
+        };
+        Some((step, lo..self.access))
+    }
+}
+
 /// Splits one block execution into the steps of its pieces.
 ///
 /// `accesses` are the execution's present operands in operand order, as the
@@ -240,22 +308,12 @@ pub fn steps<'a>(
     complete: bool,
     accesses: &'a [Access],
 ) -> impl Iterator<Item = Step<'a>> + 'a {
-    let mut left = insns;
-    let mut rest = accesses;
-    canon.pieces(block).iter().map_while(move |p| {
-        if left == 0 {
-            return None;
-        }
-        let (ran, end, end_op) = p.cut(canon, &mut left, complete);
-        let k = rest.partition_point(|a| a.operand < end_op);
-        let (mine, others) = rest.split_at(k);
-        rest = others;
+    let mut cursor = PieceCursor::new(block, insns, complete);
+    std::iter::from_fn(move || {
+        let (step, range) = cursor.next_step(canon, accesses)?;
         Some(Step {
-            cblock: p.cblock,
-            insns: ran,
-            end,
-            first_op: p.first_op,
-            accesses: mine,
+            accesses: &accesses[range],
+            ..step
         })
     })
 }

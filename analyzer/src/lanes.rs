@@ -1,9 +1,9 @@
 //! The steps of one unit, read from its thread's stream for a SIMT lane.
 
-use crate::blocks::{CBlockId, CanonicalBlocks};
+use crate::blocks::{CBlockId, CanonicalBlocks, PieceCursor};
 use crate::scan::{call_push, ChunkStart};
 use crate::units::{Pos, Unit};
-use tf_trace::{Access, BlockId, EndKind, Event, LockKind, Trace};
+use tf_trace::{Access, EndKind, Event, LockKind, Trace};
 
 /// One step of a lane: the canonical block it runs next.
 #[derive(Clone, Copy, Debug, Default)]
@@ -51,15 +51,11 @@ pub struct UnitReader<'t> {
     pub(crate) next_event: u64,
     start: Pos,
     end: Pos,
-    /// The block event being split into steps: its block, instructions left
-    /// to hand out, completeness and accesses (copied once from the reader).
-    block: BlockId,
+    /// The block event being split into steps: its index, where its split
+    /// stands, and its accesses (copied once from the reader).
     event: u64,
-    piece: usize,
-    left: u32,
-    complete: bool,
+    cursor: PieceCursor,
     accesses: Vec<Access>,
-    acc_pos: usize,
     in_block: bool,
     /// The last call's return-address push before the unit's start.
     start_sp: Option<u64>,
@@ -91,13 +87,9 @@ impl<'t> UnitReader<'t> {
             next_event,
             start: unit.start,
             end: unit.end,
-            block: 0,
             event: 0,
-            piece: 0,
-            left: 0,
-            complete: true,
+            cursor: PieceCursor::default(),
             accesses: Vec::new(),
-            acc_pos: 0,
             in_block: false,
             start_sp: None,
             done: false,
@@ -115,13 +107,9 @@ impl<'t> UnitReader<'t> {
             next_event: self.next_event,
             start: self.start,
             end: self.end,
-            block: self.block,
             event: self.event,
-            piece: self.piece,
-            left: self.left,
-            complete: self.complete,
+            cursor: self.cursor,
             accesses: self.accesses.clone(),
-            acc_pos: self.acc_pos,
             in_block: self.in_block,
             start_sp: self.start_sp,
             done: self.done,
@@ -172,10 +160,10 @@ impl<'t> UnitReader<'t> {
     /// ahead in the same thread (as the next units of a warp usually do);
     /// false if it does not.
     pub fn retarget(&mut self, unit: &Unit) -> tf_trace::Result<bool> {
-        let here = if self.in_block && self.left > 0 {
+        let here = if self.in_block && self.cursor.has_more() {
             Pos {
                 event: self.event,
-                piece: self.piece as u16,
+                piece: self.cursor.piece() as u16,
             }
         } else {
             Pos {
@@ -215,9 +203,9 @@ impl<'t> UnitReader<'t> {
             if self.in_block {
                 let pos = Pos {
                     event: self.event,
-                    piece: self.piece as u16,
+                    piece: self.cursor.piece() as u16,
                 };
-                if self.left > 0 && pos >= self.end {
+                if self.cursor.has_more() && pos >= self.end {
                     // Not consumed: it may start the next unit.
                     self.done = true;
                     return Ok(false);
@@ -245,14 +233,10 @@ impl<'t> UnitReader<'t> {
             // Events before the unit's start were read by `skip_to_start`.
             match ev? {
                 Event::Block(x) => {
-                    self.block = x.block;
                     self.event = event;
-                    self.piece = 0;
-                    self.left = x.insns;
-                    self.complete = x.complete;
+                    self.cursor = PieceCursor::new(x.block, x.insns, x.complete);
                     self.accesses.clear();
                     self.accesses.extend_from_slice(x.accesses());
-                    self.acc_pos = 0;
                     self.in_block = true;
                 }
                 Event::LockAcquire { kind, lock } => events.push(LaneEvent::Acquire { kind, lock }),
@@ -264,28 +248,16 @@ impl<'t> UnitReader<'t> {
         }
     }
 
-    /// The next piece of the current block event (see [`crate::blocks::steps`]).
+    /// The next piece of the current block event.
     #[inline]
     fn next_piece(&mut self) -> Option<LaneStep> {
-        if self.left == 0 {
-            return None;
-        }
-        let p = *self.canon.pieces(self.block).get(self.piece)?;
-        self.piece += 1;
-        let (ran, end, end_op) = p.cut(self.canon, &mut self.left, self.complete);
-        let lo = self.acc_pos;
-        let hi = lo
-            + self.accesses[lo..]
-                .iter()
-                .take_while(|a| a.operand < end_op)
-                .count();
-        self.acc_pos = hi;
+        let (s, acc) = self.cursor.next_step(self.canon, &self.accesses)?;
         Some(LaneStep {
-            cblock: p.cblock,
-            insns: ran,
-            end,
-            first_op: p.first_op,
-            acc: (lo as u32, hi as u32),
+            cblock: s.cblock,
+            insns: s.insns,
+            end: s.end,
+            first_op: s.first_op,
+            acc: (acc.start as u32, acc.end as u32),
         })
     }
 }
