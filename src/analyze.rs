@@ -515,6 +515,30 @@ mod tests {
     }
 
     #[test]
+    fn a_stage_estimates_from_its_first_report_on() {
+        let s = Duration::from_secs_f64;
+        let at = Instant::now();
+        let mut stage = Stage {
+            name: "replay".into(),
+            at,
+            total: 100,
+            done: 0,
+            first: None,
+            tenth: None,
+        };
+        // Nothing reported yet: the rate since the stage began (none).
+        assert_eq!(stage.eta(at + s(2.0)), s(0.0));
+        // 10 steps after 2 s spent opening lanes, 30 after 3 s: 20 steps a
+        // second since the first report, 70 left.
+        stage.done = 30;
+        stage.first = Some((at + s(2.0), 10));
+        assert_eq!(stage.eta(at + s(3.0)), s(3.5));
+        // Only the first report so far: the rate since the stage began.
+        stage.done = 10;
+        assert_eq!(stage.eta(at + s(2.0)), s(18.0));
+    }
+
+    #[test]
     fn the_eta_goes_on_at_the_rate_so_far() {
         let s = Duration::from_secs_f64;
         assert_eq!(linear_eta(s(1.0), 10, 100), s(9.0));
