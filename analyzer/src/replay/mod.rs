@@ -144,8 +144,7 @@ impl Replay<'_> {
         lanes: Vec<Lane<'_>>,
         at: &mut [CountedAt<'_>],
     ) -> tf_trace::Result<Vec<WarpStats>> {
-        assert!(!at.is_empty() && lanes.len() <= 64);
-        assert!(at.iter().all(|c| lanes.len() <= c.width.max(1)));
+        assert!(lanes.len() <= 64 && at.iter().all(|c| lanes.len() <= c.width.max(1)));
         let stacks: Vec<_> = lanes.iter().map(|l| (l.stack, l.sp)).collect();
         let functions = self.functions.max_id() + 1;
         let tally = |width| Tally::new(self.segments, width, stacks.clone(), functions);

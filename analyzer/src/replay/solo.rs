@@ -11,38 +11,28 @@
 //! serialization region's join) goes back to the general step.
 
 use super::lane::Next;
-use super::stack::{add_callee, add_group, Entry, Pc};
+use super::stack::{Entry, Pc};
 use super::warp::Warp;
 use crate::blocks::CBlockId;
 
 impl Warp<'_, '_, '_> {
-    /// Runs lane `i`, the only live lane of the top entry `top`, from block
-    /// `b` until it leaves the entry's plain block-to-block path; leaves
-    /// the stack as the general step would have.
+    /// Moves on lane `i`, the only live lane of the top entry `top`, which
+    /// has just issued block `b`: issues its blocks until it leaves the
+    /// entry's plain block-to-block path, and leaves the stack as the
+    /// general step would have.
     pub(super) fn run_solo(&mut self, i: usize, b: CBlockId, top: Entry) -> tf_trace::Result<()> {
         let (mut b, mut here) = (b, top);
         loop {
-            let issued = self.execute(b, 1 << i, &here);
-            debug_assert!(issued, "a lone lane stands at its entry's block");
             match self.advance(i, top.depth)? {
                 Next::Block { block, func } if Pc::Block(block) != top.rpc => {
                     b = block;
                     here.pc = Pc::Block(block);
                     here.func = func;
+                    let issued = self.execute(b, 1 << i, &here);
+                    debug_assert!(issued, "a lone lane stands at its entry's block");
                 }
                 next => {
-                    // What the general step does after one lane ran `b`.
-                    self.groups.clear();
-                    self.callees.clear();
-                    let mut left = 0u64;
-                    match next {
-                        Next::Done | Next::Parked => {}
-                        Next::Left => left = 1 << i,
-                        Next::Called { block, func } => {
-                            add_callee(&mut self.callees, (b, block, func, 0, top.depth + 1, 0), i)
-                        }
-                        Next::Block { block, func } => add_group(&mut self.groups, block, func, i),
-                    }
+                    let left = self.place(i, b, top.depth, next);
                     let at = self.stack.len() - 1;
                     self.stack[at] = Entry {
                         pc: Pc::Block(b),

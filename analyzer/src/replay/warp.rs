@@ -86,15 +86,6 @@ impl Warp<'_, '_, '_> {
             self.groups.clear();
             self.callees.clear();
             match top.pc {
-                Pc::Block(b) if live & (live - 1) == 0 => {
-                    let i = live.trailing_zeros() as usize;
-                    if self.lanes[i].step.cblock == b {
-                        self.run_solo(i, b, top)?;
-                    } else {
-                        let left = self.regroup(live, top.depth);
-                        self.diverge(None, top, left, false);
-                    }
-                }
                 Pc::Block(b) => {
                     // Lanes that stand elsewhere (a lock round or a join let
                     // them through this entry's reconvergence point) are never
@@ -104,20 +95,14 @@ impl Warp<'_, '_, '_> {
                         self.diverge(None, top, left, false);
                         continue;
                     }
+                    if live & (live - 1) == 0 {
+                        self.run_solo(live.trailing_zeros() as usize, b, top)?;
+                        continue;
+                    }
                     let mut left = 0u64;
                     for i in bits(live) {
-                        match self.advance(i, top.depth)? {
-                            Next::Done | Next::Parked => {}
-                            Next::Left => left |= 1 << i,
-                            Next::Called { block, func } => add_callee(
-                                &mut self.callees,
-                                (b, block, func, 0, top.depth + 1, 0),
-                                i,
-                            ),
-                            Next::Block { block, func } => {
-                                add_group(&mut self.groups, block, func, i)
-                            }
-                        }
+                        let next = self.advance(i, top.depth)?;
+                        left |= self.place(i, b, top.depth, next);
                     }
                     self.diverge(Some(b), top, left, true);
                 }
@@ -151,6 +136,22 @@ impl Warp<'_, '_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Files lane `i`, which ran block `b` in a frame at `depth`, by where
+    /// it goes next: a group of the frame or a callee; returns its bit when
+    /// it left the frame.
+    #[inline]
+    pub(super) fn place(&mut self, i: usize, b: CBlockId, depth: u32, next: Next) -> u64 {
+        match next {
+            Next::Done | Next::Parked => return 0,
+            Next::Left => return 1 << i,
+            Next::Called { block, func } => {
+                add_callee(&mut self.callees, (b, block, func, 0, depth + 1, 0), i)
+            }
+            Next::Block { block, func } => add_group(&mut self.groups, block, func, i),
+        }
+        0
     }
 
     /// Groups lanes that are already on their next step by where that is,
