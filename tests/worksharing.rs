@@ -12,13 +12,14 @@ use std::process::Command;
 const N: u64 = 1024;
 /// The loops whose chunks libgomp hands out or whose static block the
 /// analyzer infers, and their outlined functions.
-const LOOPS: [&str; 7] = [
+const LOOPS: [&str; 8] = [
     "fill_dynamic._omp_fn.0",
     "fill_dynamic3._omp_fn.0",
     "fill_guided._omp_fn.0",
     "fill_runtime._omp_fn.0",
     "fill_static._omp_fn.0",
     "fill_plain._omp_fn.0",
+    "fill_static5._omp_fn.0",
     "fill_collapse._omp_fn.0",
 ];
 
@@ -40,10 +41,9 @@ fn check_level(opt: &str) {
         &[&N.to_string(), "all"],
     );
     let r = analyze_json(&t, &["--warp", "8,16,32"]);
-    // N iterations per loop whose chunks the runtime handed out or whose
-    // static blocks were inferred; GCC's static schedule with a chunk size
-    // stays one unit per call.
-    let units = N * LOOPS.len() as u64 + 4;
+    // N iterations per loop, whether the runtime handed out its chunks or
+    // its static blocks or chunks were inferred
+    let units = N * LOOPS.len() as u64;
     for w in [8u64, 16, 32] {
         let res = width(&r, w);
         assert_eq!(res["units"], units, "{opt} W={w}: units");
@@ -65,7 +65,7 @@ fn check_level(opt: &str) {
     let about = r["units_are"].as_str().unwrap();
     assert!(
         about.starts_with(
-            "each iteration of 7 OpenMP worksharing loop instance(s) (2 of them GCC's inline \
+            "each iteration of 8 OpenMP worksharing loop instance(s) (3 of them GCC's inline \
              static schedule)"
         ),
         "{about}"
@@ -184,8 +184,11 @@ fn build_with_clang(name: &str) -> Option<std::path::PathBuf> {
 }
 
 /// `tf trace --only FN` of a function entered many times (three launches on
-/// four threads) analyzes as the full trace does, for the worksharing rule
-/// and for the outermost-loop rule (GCC's inline static schedule).
+/// four threads) analyzes as the full trace does: per iteration under every
+/// kind of schedule (the runtime's chunks, GCC's inline static blocks and
+/// chunks), under `--unit auto` as under `iter:FN`, and per call under
+/// `call:FN` (the region's root frame returns where no traced call was: each
+/// entry is a call of its own).
 #[test]
 fn only_traces_analyze_like_full_traces() {
     let dir = tempdir();
@@ -193,30 +196,32 @@ fn only_traces_analyze_like_full_traces() {
     let full = dir.path().join("full");
     trace_ok(&full, &program, &["256", "all", "3"]);
     let only_dir = dir.path().join("only");
-    let only = [
-        "--only",
-        "fill_static5._omp_fn.0",
-        "--only",
+    let fns = [
         "fill_dynamic3._omp_fn.0",
+        "fill_static._omp_fn.0",
+        "fill_static5._omp_fn.0",
     ];
+    let only: Vec<&str> = fns.iter().flat_map(|f| ["--only", f]).collect();
     let out = trace_with(&only_dir, &only, &program, &["256", "all", "3"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for (f, units) in [
-        ("fill_dynamic3._omp_fn.0", 768),
-        ("fill_static5._omp_fn.0", 156),
-    ] {
-        let unit = format!("iter:{f}");
-        let a = analyze_json(&full, &["--warp", "32", "--unit", &unit]);
-        let b = analyze_json(&only_dir, &["--warp", "32", "--unit", &unit]);
-        // GCC's static schedule with a chunk size: its outermost loop is the
-        // loop over chunks (52 chunks of 5 per launch), as documented.
-        assert_eq!(width(&a, 32)["units"], units, "{f}");
-        assert_eq!(width(&b, 32)["units"], units, "{f}");
-        same_function(&a, &b, f);
+    let auto = analyze_json(&only_dir, &["--warp", "32"]);
+    assert_eq!(width(&auto, 32)["units"], 3 * 768, "auto");
+    for f in fns {
+        for (unit, units) in [(format!("iter:{f}"), 768), (format!("call:{f}"), 12)] {
+            let a = analyze_json(&full, &["--warp", "32", "--unit", &unit]);
+            let b = analyze_json(&only_dir, &["--warp", "32", "--unit", &unit]);
+            // three launches of 256 iterations on four threads
+            assert_eq!(width(&a, 32)["units"], units, "{unit}");
+            assert_eq!(width(&b, 32)["units"], units, "{unit}");
+            same_function(&a, &b, f);
+            if unit.starts_with("iter") {
+                same_function(&auto, &b, f);
+            }
+        }
     }
 }
 
@@ -311,7 +316,7 @@ fn stripped_openmp_programs_are_cut_alike() {
     let b = analyze_json(&bare, &["--warp", "8,32"]);
     for w in [8u64, 32] {
         let (x, y) = (width(&a, w), width(&b, w));
-        assert_eq!(x["units"], N * LOOPS.len() as u64 + 4, "W={w}");
+        assert_eq!(x["units"], N * LOOPS.len() as u64, "W={w}");
         for key in [
             "units",
             "warps",
@@ -325,7 +330,7 @@ fn stripped_openmp_programs_are_cut_alike() {
     }
     let about = b["units_are"].as_str().unwrap();
     assert!(
-        about.starts_with("each iteration of 7 OpenMP") && about.contains("no symbol names them"),
+        about.starts_with("each iteration of 8 OpenMP") && about.contains("no symbol names them"),
         "{about}"
     );
 }

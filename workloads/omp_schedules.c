@@ -15,10 +15,10 @@
  * Hand-derived figures, per iteration as a GPU numbers its threads (one
  * unit per iteration, warps of consecutive iterations, `--unit auto`):
  * - units: N per loop. GCC expands static schedules inline: no runtime
- *   call hands out their chunks. Without a chunk size (static, plain) the
- *   tracer records each thread's place in the team and the analyzer infers
- *   its block (FORMAT.md 6.7), so they are N units too; static5 stays one
- *   unit per call of its outlined function: 4 units.
+ *   call hands out their chunks. The tracer records each thread's place in
+ *   the team and the analyzer infers its block (static, plain) or its
+ *   chunks of 5, T * 5 apart (static5) (FORMAT.md 6.7), so they are N units
+ *   too.
  * - SIMT efficiency 100%: every item has b = 1, so every iteration takes
  *   the same path. Not for collapse: the CPU code steps its (row, column)
  *   pair with a branch at the end of each row, which one lane in 32 takes.

@@ -4,7 +4,7 @@
 //! has that edge in its code.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
-use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind, Register};
 use tf_trace::BlockTable;
 
 /// The addresses `c` can continue at within its function: a direct jump's
@@ -43,20 +43,70 @@ pub fn successors(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> V
 /// Whether `c` divides integers (`div` or `idiv`): the mark of the code
 /// that splits a loop among a team's threads (crate::static_schedule).
 pub fn divides(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> bool {
+    instructions(canon, table, c).any(|i| matches!(i.mnemonic(), Mnemonic::Div | Mnemonic::Idiv))
+}
+
+/// The constants `c` adds (`lea r, [b + C]` or `add r, C`) before a
+/// conditional move: the mark of GCC's `schedule(static, C)`, which bounds
+/// each chunk at `min(start + C, n)` (crate::static_schedule).
+pub fn chunk_bounds(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> Vec<u64> {
+    let mut added = Vec::new();
+    let mut bounds = Vec::new();
+    for i in instructions(canon, table, c) {
+        match i.mnemonic() {
+            Mnemonic::Lea
+                if i.memory_index() == Register::None && i.memory_base() != Register::RIP =>
+            {
+                added.push(i.memory_displacement64());
+            }
+            Mnemonic::Add if i.op_count() == 2 && i.op1_kind() != OpKind::Register => {
+                if let Ok(imm) = i.try_immediate(1) {
+                    added.push(imm);
+                }
+            }
+            m if is_cmov(m) => bounds.append(&mut added),
+            _ => {}
+        }
+    }
+    bounds.retain(|&b| b > 1 && b < 1 << 32);
+    bounds.sort_unstable();
+    bounds.dedup();
+    bounds
+}
+
+fn is_cmov(m: Mnemonic) -> bool {
+    matches!(
+        m,
+        Mnemonic::Cmova
+            | Mnemonic::Cmovae
+            | Mnemonic::Cmovb
+            | Mnemonic::Cmovbe
+            | Mnemonic::Cmove
+            | Mnemonic::Cmovg
+            | Mnemonic::Cmovge
+            | Mnemonic::Cmovl
+            | Mnemonic::Cmovle
+            | Mnemonic::Cmovne
+    )
+}
+
+/// The instructions of `c`, decoded from its origin block's code.
+fn instructions<'a>(
+    canon: &CanonicalBlocks,
+    table: &'a BlockTable,
+    c: CBlockId,
+) -> impl Iterator<Item = Instruction> + 'a {
     let cb = canon.block(c);
     let (origin, first, _) = cb.origin;
-    let Some(block) = table.block(origin) else {
-        return false;
-    };
     let first = first as usize;
-    let Some(&start) = block.insn_offsets().get(first) else {
-        return false;
-    };
-    let Some(code) = block.code().get(start as usize..) else {
-        return false;
-    };
-    let mut d = Decoder::with_ip(64, code, block.insn_address(first), DecoderOptions::NONE);
-    (0..cb.n_insns).any(|_| matches!(d.decode().mnemonic(), Mnemonic::Div | Mnemonic::Idiv))
+    let code = table.block(origin).and_then(|block| {
+        let start = *block.insn_offsets().get(first)?;
+        Some((block.code().get(start as usize..)?, block.insn_address(first)))
+    });
+    let n = if code.is_some() { cb.n_insns as usize } else { 0 };
+    let (code, ip) = code.unwrap_or((&[], 0));
+    let mut d = Decoder::with_ip(64, code, ip, DecoderOptions::NONE);
+    (0..n).map(move |_| d.decode())
 }
 
 #[cfg(test)]

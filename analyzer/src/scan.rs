@@ -307,6 +307,9 @@ impl ScanJob<'_> {
                         if let (Some(cfg), Some(tr)) = (&mut cfg, &tracker) {
                             cfg.end(tr);
                         }
+                        out.loops.finish();
+                        cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine)
+                            .left_region(Pos { event, piece: 0 });
                         tracker = None;
                         prev = None;
                     }

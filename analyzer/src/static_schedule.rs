@@ -33,10 +33,11 @@
 //! thread and is one of those.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
-use crate::code_flow::divides;
+use crate::code_flow::{chunk_bounds, divides};
+use crate::loops::Loop;
 use crate::frames::FrameTracker;
 use crate::worksharing::{FunctionCensus, IterationLoop, LoopSite, Stretch};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};
 
 /// The static parts one thread (or, merged, the program) ran.
@@ -162,82 +163,142 @@ impl StaticCensus {
             let Some(instances) = teams(&parts) else {
                 continue;
             };
-            let fc = &self.functions[&site];
-            // The blocks the first part with a loop reached, in order.
+            // The part with the most blocks: the blocks it reached, in order.
             let Some(first) = parts.iter().max_by_key(|p| p.order.len()) else {
                 continue;
             };
-            let fits: Vec<CBlockId> = first
-                .order
-                .iter()
-                .copied()
-                .filter(|&b| instances.iter().all(|i| split_of(i, b).is_some()))
-                .filter(|&b| {
-                    instances
-                        .iter()
-                        .any(|i| split_of(i, b).is_some_and(|n| n > 0))
-                })
-                .collect();
-            let loops = fc.loops(canon, table);
+            let loops = self.functions[&site].loops(canon, table);
             let Some(outer) = loops.first() else {
                 continue; // no loop: not a worksharing loop
             };
-            let lp = &outer.body;
-            if loops.iter().any(|l| !lp.contains(&l.header)) {
+            if loops.iter().any(|l| !outer.body.contains(&l.header)) {
                 continue; // another loop besides: its work would belong to no unit
             }
-            let before: Vec<CBlockId> = first
-                .order
-                .iter()
-                .copied()
-                .take_while(|b| !lp.contains(b))
-                .collect();
-            if !before.iter().any(|&b| divides(canon, table, b)) {
-                continue; // nothing split the loop among the threads
-            }
-            // Blocks of the loop that no loop inside it holds run at most
-            // once per iteration (a test at the top once more): the one
-            // that runs most runs once per iteration.
-            let inner: HashSet<CBlockId> = loops[1..]
-                .iter()
-                .filter(|l| l.header != outer.header && lp.contains(&l.header))
-                .flat_map(|l| l.body.iter().copied())
-                .collect();
-            let total = |b: CBlockId| -> u64 { parts.iter().map(|p| runs(p, b)).sum() };
-            let most = first
-                .order
-                .iter()
-                .copied()
-                .filter(|b| lp.contains(b) && !inner.contains(b))
-                .max_by_key(|&b| (total(b), std::cmp::Reverse(b)));
-            let Some(block) = most.filter(|b| fits.contains(b)) else {
+            let before = first.order.iter().take_while(|b| !outer.body.contains(b));
+            let found = if before.clone().any(|&b| divides(canon, table, b)) {
+                // schedule(static): the outer loop is the iteration loop
+                Found::in_loop(&loops, 0, &first.order, &parts, &[Split::Block], &instances)
+            } else {
+                // schedule(static, C): a loop over the thread's chunks
+                // around the iteration loop, each chunk bounded at
+                // min(start + C, n)
+                let sizes: BTreeSet<u64> = first
+                    .order
+                    .iter()
+                    .flat_map(|&b| chunk_bounds(canon, table, b))
+                    .collect();
+                let splits: Vec<Split> = sizes.into_iter().map(Split::Chunks).collect();
+                if splits.is_empty() || loops.len() < 2 {
+                    continue; // nothing split the loop among the threads
+                }
+                (1..loops.len())
+                    .filter(|&i| loops[i].header != outer.header)
+                    .find_map(|i| {
+                        Found::in_loop(&loops, i, &first.order, &parts, &splits, &instances)
+                    })
+            };
+            let Some(found) = found else {
                 plan.failed.push(site);
                 continue;
             };
             for i in &instances {
-                let trip = split_of(i, block).expect("fits");
+                let trip = found.split.trip(i, found.block).expect("fits");
                 for p in i {
-                    let count = runs(p, block);
-                    let chunk = LoopChunk {
-                        loop_id: p.place.loop_id,
-                        first: block_start(trip, p.place.threads, p.place.thread),
-                        count,
-                        stride: 0,
-                        trip,
-                    };
+                    let chunk = found.split.chunk(p.place, trip);
                     plan.chunks.insert((p.place.loop_id, p.place.thread), chunk);
                 }
                 plan.runs_in.insert(i[0].place.loop_id, site);
             }
-            plan.loops.insert(
-                site,
-                IterationLoop {
-                    block,
-                    reach: lp.clone(),
-                },
-            );
+            plan.loops.insert(site, found.iteration_loop);
         }
         plan
+    }
+}
+
+/// How a static schedule splits `trip` iterations among a team.
+#[derive(Clone, Copy)]
+enum Split {
+    /// One contiguous block per thread (`schedule(static)`).
+    Block,
+    /// Chunks of this many, round robin (`schedule(static, C)`).
+    Chunks(u64),
+}
+
+impl Split {
+    /// The chunk the part of thread `place.thread` stands for.
+    fn chunk(self, place: StaticLoop, trip: u64) -> LoopChunk {
+        let (t, threads) = (place.thread, place.threads.max(1));
+        let (first, count, stride) = match self {
+            Split::Block => {
+                let (q, r) = (trip / threads, trip % threads);
+                (block_start(trip, threads, t), q + u64::from(t < r), 0)
+            }
+            Split::Chunks(c) => (t * c, c, threads * c),
+        };
+        LoopChunk {
+            loop_id: place.loop_id,
+            first,
+            count,
+            stride,
+            trip,
+        }
+    }
+
+    /// The trip count when the runs of `b` in an instance's parts (by
+    /// thread number) are this split of their sum; `None` otherwise.
+    fn trip(self, team: &[&Part], b: CBlockId) -> Option<u64> {
+        let n: u64 = team.iter().map(|p| runs(p, b)).sum();
+        let fits = team
+            .iter()
+            .all(|p| self.chunk(p.place, n).iterations() == runs(p, b));
+        fits.then_some(n)
+    }
+}
+
+/// The iteration loop of a function's static parts, and their split.
+struct Found {
+    block: CBlockId,
+    split: Split,
+    iteration_loop: IterationLoop,
+}
+
+impl Found {
+    /// The iteration block of `loops[i]` under one of `splits`, if one fits.
+    /// Blocks of the loop that no loop inside it holds run at most once per
+    /// iteration (a test at the top once more): the one that runs most runs
+    /// once per iteration.
+    fn in_loop(
+        loops: &[Loop],
+        i: usize,
+        order: &[CBlockId],
+        parts: &[&Part],
+        splits: &[Split],
+        instances: &[Vec<&Part>],
+    ) -> Option<Found> {
+        let lp = &loops[i];
+        let inner: HashSet<CBlockId> = loops[i + 1..]
+            .iter()
+            .filter(|l| l.header != lp.header && lp.body.contains(&l.header))
+            .flat_map(|l| l.body.iter().copied())
+            .collect();
+        let total = |b: CBlockId| -> u64 { parts.iter().map(|p| runs(p, b)).sum() };
+        let block = order
+            .iter()
+            .copied()
+            .filter(|b| lp.body.contains(b) && !inner.contains(b))
+            .max_by_key(|&b| (total(b), std::cmp::Reverse(b)))?;
+        let split = splits.iter().copied().find(|s| {
+            let trips: Option<Vec<u64>> = instances.iter().map(|i| s.trip(i, block)).collect();
+            trips.is_some_and(|t| t.iter().any(|&n| n > 0))
+        })?;
+        Some(Found {
+            block,
+            split,
+            iteration_loop: IterationLoop {
+                block,
+                reach: lp.body.clone(),
+            },
+        })
     }
 }
 
@@ -267,18 +328,6 @@ fn teams<'a>(parts: &[&'a Part]) -> Option<Vec<Vec<&'a Part>>> {
         out.push(team);
     }
     Some(out)
-}
-
-/// The trip count when the runs of `b` in an instance's parts (by thread
-/// number) are the block split of their sum; `None` otherwise.
-fn split_of(team: &[&Part], b: CBlockId) -> Option<u64> {
-    let n: u64 = team.iter().map(|p| runs(p, b)).sum();
-    let size = team.len() as u64;
-    let fits = team
-        .iter()
-        .enumerate()
-        .all(|(t, p)| runs(p, b) == n / size + u64::from((t as u64) < n % size));
-    fits.then_some(n)
 }
 
 /// The first iteration of thread `t` of `threads` under the block split of

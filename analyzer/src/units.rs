@@ -258,6 +258,27 @@ impl UnitCutter {
         }
     }
 
+    /// The thread left the `--only` region at `pos`: every frame of it
+    /// ended (its root frame's return is not seen as one), so the call or
+    /// iteration open ends, and a static part's stretch with it; the next
+    /// traced block enters afresh.
+    pub fn left_region(&mut self, pos: Pos) {
+        let cut = &mut self.cut;
+        if matches!(self.cutter, Cutter::Whole) {
+            return;
+        }
+        if cut.stretch.as_ref().is_some_and(|st| st.ends_on_return) {
+            cut.end_stretch(pos);
+        } else if let Some(st) = &mut cut.stretch {
+            st.frame = None; // a runtime's chunk goes on where it re-enters
+        }
+        if !matches!(cut.call, Some((_, true))) {
+            cut.close(pos);
+        }
+        cut.call = None;
+        cut.loop_frame = None;
+    }
+
     /// Stretches whose iterations did not match what the runtime handed out.
     pub fn problems(&self) -> &[String] {
         &self.cut.problems

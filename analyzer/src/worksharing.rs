@@ -189,7 +189,8 @@ impl LoopCensus {
         }
     }
 
-    /// The thread ended.
+    /// The thread ended, or left the `--only` region (its frames ended):
+    /// the stretch or static part open ends.
     pub fn finish(&mut self) {
         self.close();
         self.statics.finish();
