@@ -117,8 +117,8 @@ static void instrument_bbl(BBL bbl)
     INS_InsertFillBuffer(head, IPOINT_BEFORE, buf_id, IARG_ADDRINT, (ADDRINT)rec_word(R_BLOCK, id),
                          offsetof(Rec, word), IARG_ADDRINT, (ADDRINT)0, offsetof(Rec, value),
                          IARG_END);
-    static const REG arg_regs[] = {REG_INVALID_, REG_RDI, REG_RSI, REG_RDX};
-    if (b->role.role != TF_ROLE_NONE && b->role.arg >= TF_ARG_RDI && b->role.arg <= TF_ARG_RDX)
+    static const REG arg_regs[] = {REG_INVALID_, REG_RDI, REG_RSI, REG_RDX, REG_INVALID_, REG_RSP};
+    if (b->role.role != TF_ROLE_NONE && b->role.arg != TF_ARG_NONE && b->role.arg != TF_ARG_FIXED)
         fill(head, R_ARG, 0, IARG_REG_VALUE, arg_regs[b->role.arg]);
 
     UINT32 j = 0;

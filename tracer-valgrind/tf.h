@@ -73,7 +73,8 @@ enum {
    ARG_RDI = TF_ARG_RDI,
    ARG_RSI = TF_ARG_RSI,
    ARG_RDX = TF_ARG_RDX,
-   ARG_FIXED = TF_ARG_FIXED
+   ARG_FIXED = TF_ARG_FIXED,
+   ARG_RSP = TF_ARG_RSP
 };
 typedef tf_function_role FnRole;
 

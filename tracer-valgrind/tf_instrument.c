@@ -343,7 +343,10 @@ static void store_reg_slot(IRSB *sb, IRTemp p, UInt slot, Int offset)
 
 static Int arg_offset(UChar arg)
 {
-   return arg == ARG_RSI ? OFFSET_amd64_RSI : arg == ARG_RDX ? OFFSET_amd64_RDX : OFFSET_amd64_RDI;
+   return arg == ARG_RSI   ? OFFSET_amd64_RSI
+          : arg == ARG_RDX ? OFFSET_amd64_RDX
+          : arg == ARG_RSP ? OFFSET_amd64_RSP
+                           : OFFSET_amd64_RDI;
 }
 
 static IRExpr *rdtmp(IRTemp t)

@@ -101,9 +101,16 @@ fn instructions<'a>(
     let first = first as usize;
     let code = table.block(origin).and_then(|block| {
         let start = *block.insn_offsets().get(first)?;
-        Some((block.code().get(start as usize..)?, block.insn_address(first)))
+        Some((
+            block.code().get(start as usize..)?,
+            block.insn_address(first),
+        ))
     });
-    let n = if code.is_some() { cb.n_insns as usize } else { 0 };
+    let n = if code.is_some() {
+        cb.n_insns as usize
+    } else {
+        0
+    };
     let (code, ip) = code.unwrap_or((&[], 0));
     let mut d = Decoder::with_ip(64, code, ip, DecoderOptions::NONE);
     (0..n).map(move |_| d.decode())

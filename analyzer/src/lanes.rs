@@ -57,7 +57,8 @@ pub struct UnitReader<'t> {
     cursor: PieceCursor,
     accesses: Vec<Access>,
     in_block: bool,
-    /// The last call's return-address push before the unit's start.
+    /// The last call's return-address push before the unit's start (or the
+    /// stack pointer where the `--only` region was entered).
     start_sp: Option<u64>,
     done: bool,
 }
@@ -138,8 +139,11 @@ impl<'t> UnitReader<'t> {
                 return Ok(());
             };
             self.next_event += 1;
-            if let Event::Block(x) = ev? {
-                self.start_sp = call_push(x.accesses()).or(self.start_sp);
+            match ev? {
+                Event::Block(x) => self.start_sp = call_push(x.accesses()).or(self.start_sp),
+                // the call into the --only region, which the trace lacks
+                Event::RegionEntry { sp } => self.start_sp = Some(sp),
+                _ => {}
             }
         }
         Ok(())

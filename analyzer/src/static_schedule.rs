@@ -34,8 +34,8 @@
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::{chunk_bounds, divides};
-use crate::loops::Loop;
 use crate::frames::FrameTracker;
+use crate::loops::Loop;
 use crate::worksharing::{FunctionCensus, IterationLoop, LoopSite, Stretch};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};

@@ -183,8 +183,9 @@ static inline void tf__skip_enter_fn(tf_skipper *s, const tf_function_role *r, u
 
 /* Before a block execution. `role`: the role of the function whose entry
  * the block starts at (NULL or TF_ROLE_NONE otherwise); `lock`: the lock
- * address its role names (the argument register, or the fixed address).
- * Returns whether the execution is traced. */
+ * address its role names (the argument register, or the fixed address; for
+ * an --only function, the stack pointer). Returns whether the execution is
+ * traced. */
 static inline int tf_skip_enter(tf_skipper *s, const tf_function_role *role, uint64_t lock)
 {
     uint8_t r = role ? role->role : (uint8_t)TF_ROLE_NONE;
@@ -194,6 +195,7 @@ static inline int tf_skip_enter(tf_skipper *s, const tf_function_role *role, uin
         tf__skip_enter_fn(s, role, lock);
     } else if (f->mode == TF_SKIP_OUTSIDE && r == TF_ROLE_ONLY) {
         tf__skip_emit(s, f);
+        tf_enc_region_entry(s->enc, lock);
         tf__skip_push(s, TF_MODE_TRACE, TF_POP_ON_RETURN);
     }
     return tf_skip_tracing(s);

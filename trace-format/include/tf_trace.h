@@ -71,7 +71,7 @@
  *   tf_enc_exec_info (info given, checked), tf_enc_exec_fast (unchecked)
  *   tf_enc_event and one writer per event: tf_enc_thread_start,
  *   tf_enc_thread_exit, tf_enc_lock_acquire, tf_enc_lock_release, tf_enc_skip,
- *   tf_enc_loop_chunk, tf_enc_static_loop,
+ *   tf_enc_loop_chunk, tf_enc_static_loop, tf_enc_region_entry,
  *   tf_enc_syscall, tf_enc_signal, tf_enc_signal_return, tf_enc_marker
  *   tf_enc_flush (end of stream, or before exec / death)
  *   tf_mp_init, tf_mp_len, tf_mp_map, tf_mp_array, tf_mp_str, tf_mp_cstr,
@@ -139,7 +139,8 @@ enum tf_event {
     TF_EV_SIGNAL_RETURN = 8,
     TF_EV_MARKER = 9,
     TF_EV_LOOP_CHUNK = 10,
-    TF_EV_STATIC_LOOP = 11
+    TF_EV_STATIC_LOOP = 11,
+    TF_EV_REGION_ENTRY = 12
 };
 
 enum tf_lock_kind {
@@ -1161,6 +1162,13 @@ static inline int tf_enc_static_loop(tf_encoder *e, uint64_t loop, uint64_t thre
 {
     const uint64_t f[3] = {loop, thread, threads};
     return tf__enc_event_fields(e, TF_EV_STATIC_LOOP, 3, f);
+}
+
+/* region_entry (FORMAT.md 6.4): the thread enters the --only region; the
+ * next block is the first of a call whose return address lies at `sp`. */
+static inline int tf_enc_region_entry(tf_encoder *e, uint64_t sp)
+{
+    return tf__enc_event_varints(e, TF_EV_REGION_ENTRY, 1, sp, 0, 0, 0);
 }
 
 /* End of stream, or a flush before the process dies or execs: writes the

@@ -70,8 +70,9 @@ enum tf_role {
 };
 
 /* Where the lock address (or start routine) comes from: an integer argument
- * register at the function's entry, or a fixed address. */
-enum tf_arg { TF_ARG_NONE = 0, TF_ARG_RDI, TF_ARG_RSI, TF_ARG_RDX, TF_ARG_FIXED };
+ * register at the function's entry, or a fixed address; for an --only
+ * function, the stack pointer at its entry (its region_entry event). */
+enum tf_arg { TF_ARG_NONE = 0, TF_ARG_RDI, TF_ARG_RSI, TF_ARG_RDX, TF_ARG_FIXED, TF_ARG_RSP };
 
 /* Address-less locks: the entry of the runtime function that takes them. */
 enum { TF_FIXED_OMP_CRITICAL = 0, TF_FIXED_OMP_ATOMIC = 1, TF_N_FIXED = 2 };
@@ -303,6 +304,7 @@ static inline tf_function_role tf_fn_role_of(const char *name, const char *const
     for (i = 0; i < n_only; i++)
         if (tf_pattern_matches(only[i], name)) {
             r.role = TF_ROLE_ONLY;
+            r.arg = TF_ARG_RSP;
             return r;
         }
     f = tf_runtime_lookup(name);

@@ -370,6 +370,18 @@ pub enum Event<'a> {
     /// Type 11: the thread begins its part of a loop instance whose static
     /// schedule the compiler expanded inline (FORMAT.md §6.7).
     StaticLoop(StaticLoop),
+    /// Type 12: the thread enters the `--only` region (FORMAT.md §6.4): the
+    /// next block is the first of a call whose return address lies at `sp`,
+    /// the stack pointer at the call's start.
+    ///
+    /// ```
+    /// use tf_trace::Event;
+    /// assert_eq!(Event::RegionEntry { sp: 0x7ff0 }.type_code(), Some(12));
+    /// ```
+    RegionEntry {
+        /// The stack pointer at the region's entry.
+        sp: u64,
+    },
     /// An event type this version does not know.
     Unknown {
         /// The type code.
@@ -397,6 +409,7 @@ impl Event<'_> {
             Event::Marker { .. } => 9,
             Event::LoopChunk(_) => 10,
             Event::StaticLoop(_) => 11,
+            Event::RegionEntry { .. } => 12,
             Event::Unknown { ty, .. } => *ty,
         })
     }
@@ -420,6 +433,7 @@ impl Event<'_> {
             Event::Marker { kind, value } => ([kind, value, 0, 0, 0], 2),
             Event::LoopChunk(c) => ([c.loop_id, c.first, c.count, c.stride, c.trip], 5),
             Event::StaticLoop(s) => ([s.loop_id, s.thread, s.threads, 0, 0], 3),
+            Event::RegionEntry { sp } => ([sp, 0, 0, 0, 0], 1),
             Event::Block(_) | Event::Unknown { .. } => ([0; 5], 0),
         }
     }
@@ -453,7 +467,7 @@ pub(crate) fn encode_fields(out: &mut Vec<u8>, ty: u64, fields: &[u64]) {
     out[at] = (out.len() - at - 1) as u8;
 }
 
-/// Decodes the payload of a known event type (1..=11); `None` for others.
+/// Decodes the payload of a known event type (1..=12); `None` for others.
 /// `pos` is the record's offset, for errors.
 pub(crate) fn decode(
     ty: u64,
@@ -462,7 +476,7 @@ pub(crate) fn decode(
 ) -> Result<Option<Event<'static>>, DecodeError> {
     let n = match ty {
         1 => 4,
-        2 | 7 | 8 => 1,
+        2 | 7 | 8 | 12 => 1,
         3..=6 | 9 => 2,
         10 => 5,
         11 => 3,
@@ -524,6 +538,7 @@ pub(crate) fn decode(
             thread: f[1],
             threads: f[2],
         }),
+        12 => Event::RegionEntry { sp: f[0] },
         _ => Event::Marker {
             kind: f[0],
             value: f[1],

@@ -702,6 +702,12 @@ impl ThreadWriter<'_> {
     pub fn static_loop(&mut self, s: StaticLoop) -> Result<()> {
         self.event(&Event::StaticLoop(s))
     }
+
+    /// `region_entry` (type 12, FORMAT.md §6.4): the thread enters the
+    /// `--only` region with stack pointer `sp`.
+    pub fn region_entry(&mut self, sp: u64) -> Result<()> {
+        self.event(&Event::RegionEntry { sp })
+    }
     /// An event of any type with a raw payload (to test readers with
     /// types they do not know). Type 0 (`partial`) is refused.
     pub fn raw_event(&mut self, ty: u64, payload: &[u8]) -> Result<()> {

@@ -165,6 +165,7 @@ fn parse_log(path: &Path) -> Log {
                         thread: v[1],
                         threads: v[2],
                     }),
+                    12 => Op::RegionEntry(v[0]),
                     t => panic!("event type {t}"),
                 };
                 log.threads.get_mut(&n(1)).unwrap().2.push(op);

@@ -175,7 +175,7 @@ fn one_case(seed: u64) {
         op.apply(&mut w.thread(t as u64 + 1).unwrap()).unwrap();
         ops[t].push(op);
         if rng.chance(6) {
-            let e = match rng.below(13) {
+            let e = match rng.below(14) {
                 0 => Op::Start(rng.below(4), rng.next(), rng.next(), rng.next()),
                 1 => Op::Exit(rng.below(3)),
                 2 => Op::Acquire(rng.below(9), rng.next()),
@@ -186,7 +186,7 @@ fn one_case(seed: u64) {
                 7 => Op::SignalReturn(1 + rng.below(64)),
                 8 => Op::Marker(rng.next(), rng.next()),
                 9 => Op::Raw(
-                    12 + rng.below(1000),
+                    13 + rng.below(1000),
                     (0..rng.below(20)).map(|_| rng.next() as u8).collect(),
                 ),
                 10 => Op::LoopChunk(LoopChunk {
@@ -201,6 +201,7 @@ fn one_case(seed: u64) {
                     thread: rng.below(64),
                     threads: 1 + rng.below(64),
                 }),
+                12 => Op::RegionEntry(rng.next() >> rng.below(64)),
                 _ => Op::Flush,
             };
             e.apply(&mut w.thread(t as u64 + 1).unwrap()).unwrap();

@@ -260,7 +260,8 @@ fn every_event_type_and_unknown_types() {
         x(b, None, vec![Some(0x10)]),
         Op::SignalReturn(11),
         Op::Marker(1, 42),
-        Op::Raw(12, vec![1, 2, 3]),
+        Op::Raw(13, vec![1, 2, 3]),
+        Op::RegionEntry(0x7ffd_1234_5678),
         Op::Raw(1 << 40, vec![]),
         x(b, None, vec![Some(0x10)]),
         Op::Exit(1),
@@ -275,7 +276,7 @@ fn every_event_type_and_unknown_types() {
     assert_eq!(m.skipped_instructions, u64::MAX, "saturated");
     assert_eq!(m.traced_instructions, 4);
     let (stats, _) = trace.thread_stats(7).unwrap();
-    assert_eq!((stats[0].events, stats[0].unknown_events), (16, 2));
+    assert_eq!((stats[0].events, stats[0].unknown_events), (17, 2));
 }
 
 #[test]

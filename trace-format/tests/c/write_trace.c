@@ -275,6 +275,13 @@ static void static_loop(thr *t, uint64_t loop, uint64_t thread, uint64_t threads
     check(tf_enc_static_loop(&t->e, loop, thread, threads));
 }
 
+static void region_entry(thr *t, uint64_t sp)
+{
+    fprintf(ops_log, "ev %llx %x %llx\n", (unsigned long long)t->tid, TF_EV_REGION_ENTRY,
+            (unsigned long long)sp);
+    check(tf_enc_region_entry(&t->e, sp));
+}
+
 static void raw(thr *t, unsigned type, const uint8_t *p, size_t n)
 {
     fprintf(ops_log, "raw %llx %x ", (unsigned long long)t->tid, type);
@@ -349,7 +356,7 @@ static void walk(thr *t)
         size_t n = (size_t)below(40), i;
         for (i = 0; i < n; i++)
             p[i] = (uint8_t)rnd();
-        raw(t, 12 + (unsigned)below(100), p, n);
+        raw(t, 13 + (unsigned)below(100), p, n);
     } else if (r < 46) {
         flush(t);
     } else if (r < 48) {
@@ -357,6 +364,8 @@ static void walk(thr *t)
                    rnd());
     } else if (r < 50) {
         static_loop(t, 1 + below(9), below(64), 1 + below(64));
+    } else if (r < 51) {
+        region_entry(t, rnd() >> below(64));
     }
     /* control flow */
     if (b->info.end == TF_END_CALL || b->info.end == TF_END_INDIRECT_CALL) {

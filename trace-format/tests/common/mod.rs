@@ -107,6 +107,7 @@ pub enum Op {
     Marker(u64, u64),
     LoopChunk(LoopChunk),
     StaticLoop(StaticLoop),
+    RegionEntry(u64),
     Raw(u64, Vec<u8>),
     Flush,
 }
@@ -144,6 +145,7 @@ impl Op {
             Op::Marker(k, v) => t.marker(*k, *v),
             Op::LoopChunk(c) => t.loop_chunk(*c),
             Op::StaticLoop(s) => t.static_loop(*s),
+            Op::RegionEntry(sp) => t.region_entry(*sp),
             Op::Raw(ty, p) => t.raw_event(*ty, p),
             Op::Flush => t.flush(),
         }
@@ -203,6 +205,7 @@ impl Op {
             },
             Op::LoopChunk(c) => Event::LoopChunk(*c),
             Op::StaticLoop(s) => Event::StaticLoop(*s),
+            Op::RegionEntry(sp) => Event::RegionEntry { sp: *sp },
             Op::Raw(ty, p) => {
                 return Some(Rec::Ev(format!(
                     "{:?}",
