@@ -7,13 +7,14 @@
  *   tagged   a schedule(dynamic) loop whose iterations record the thread's
  *            place: one unit per iteration;
  *   both     two static `omp for` loops in one parallel region. At -O0 GCC
- *            asks for the thread's place before each loop, and each is cut
- *            per iteration (2N units); from -O1 on it asks once for both
- *            (they have the same iteration space), and the region's calls
- *            stay whole (4 units): one loop is never cut while the other's
- *            work is lost.
- * Hand-derived, under --unit auto and with no warning: 3N + 4 units at -O0,
- * N + 8 from -O1 on. */
+ *            asks for the thread's place before each loop; from -O1 on it
+ *            asks once for both (they have the same iteration space) and
+ *            runs each thread's block of the first loop, then of the
+ *            second. Either way each loop is cut per iteration: 2N units.
+ * Hand-derived, under --unit auto: 3N + 4 units at -O0 to -O2, with no
+ * warning. At -O3 GCC vectorizes the loops of `tagged` and `both` (two
+ * iterations per pass): neither is cut, each says so in a warning, and every
+ * call is one unit: 12 units. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

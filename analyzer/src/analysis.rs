@@ -223,7 +223,10 @@ pub fn analyze_observed<O: Observer>(
     // Iterations of worksharing loops in logical order, loop by loop; other
     // units after them, by thread and time.
     let mut units: Vec<&Unit> = scans.iter().flat_map(|s| s.units.iter()).collect();
-    units.sort_by_key(|u| u.iteration.map_or((1, 0, 0), |i| (0, i.loop_id, i.number)));
+    units.sort_by_key(|u| {
+        u.iteration
+            .map_or((1, 0, 0, 0), |i| (0, i.loop_id, i.sibling, i.number))
+    });
     let stacks: HashMap<u64, (u64, u64)> = scans.iter().map(|s| (s.tid, s.stack)).collect();
     let chunks: HashMap<u64, &[crate::scan::ChunkStart]> =
         scans.iter().map(|s| (s.tid, s.chunks.as_slice())).collect();

@@ -46,6 +46,25 @@ pub fn divides(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> bool
     instructions(canon, table, c).any(|i| matches!(i.mnemonic(), Mnemonic::Div | Mnemonic::Idiv))
 }
 
+/// Whether `c` computes on several lanes of a vector register at once
+/// (`paddq`, `addpd`, `vfmadd231ps` …; not moves, logic or scalar `…sd`
+/// forms): the mark of a vectorized loop, whose pass runs several
+/// iterations (crate::static_schedule).
+pub fn vector_arithmetic(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> bool {
+    const PACKED_INT: [&str; 4] = ["padd", "psub", "pmul", "pmadd"];
+    const PACKED_FP: [&str; 13] = [
+        "add", "sub", "mul", "div", "sqrt", "max", "min", "fmadd", "fmsub", "fnmadd", "fnmsub",
+        "hadd", "hsub",
+    ];
+    instructions(canon, table, c).any(|i| {
+        let name = format!("{:?}", i.mnemonic()).to_lowercase();
+        let n = name.strip_prefix('v').unwrap_or(&name);
+        PACKED_INT.iter().any(|p| n.starts_with(p))
+            || ((n.ends_with("ps") || n.ends_with("pd"))
+                && PACKED_FP.iter().any(|p| n.starts_with(p)))
+    })
+}
+
 /// The constants `c` adds (`lea r, [b + C]` or `add r, C`) before a
 /// conditional move: the mark of GCC's `schedule(static, C)`, which bounds
 /// each chunk at `min(start + C, n)` (crate::static_schedule).

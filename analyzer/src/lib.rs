@@ -27,6 +27,7 @@ pub mod scan;
 pub mod segments;
 pub mod sink;
 pub mod static_schedule;
+mod static_split;
 pub mod stats;
 pub mod symbols;
 pub mod unit_rule;

@@ -54,18 +54,20 @@ pub(crate) fn recut(
     let static_unsplit: Vec<LoopSite> = plan
         .as_ref()
         .map_or_else(Vec::new, |p| p.statics.failed.clone());
-    // The trip count of every inline static instance cut.
-    let static_trips: HashMap<u64, u64> = plan.as_ref().map_or_else(HashMap::new, |p| {
+    // The trip count of every inline static instance cut, and of each loop
+    // after the first that its split runs.
+    let static_trips: HashMap<(u64, u32), u64> = plan.as_ref().map_or_else(HashMap::new, |p| {
         p.statics
             .chunks
             .values()
-            .filter(|c| {
-                p.statics
-                    .runs_in
-                    .get(&c.loop_id)
-                    .is_some_and(|f| cut_fns.contains(f))
+            .filter_map(|c| {
+                let site = p.statics.runs_in.get(&c.loop_id)?;
+                let siblings = cut_fns
+                    .contains(site)
+                    .then(|| p.loops[site].siblings.len())?;
+                Some((0..=siblings as u32).map(|k| ((c.loop_id, k), c.trip)))
             })
-            .map(|c| (c.loop_id, c.trip))
+            .flatten()
             .collect()
     });
     // Outlined functions found by the runtime's calls, not by their names.
@@ -76,13 +78,21 @@ pub(crate) fn recut(
     };
     let (cutter, about): (Box<dyn Fn(u64) -> Cutter + Sync>, String) = match (rule, plan) {
         (UnitsRule::OpenMp(_), Some(plan)) => {
-            let instances = census
+            // A static split that runs several loops runs an instance of each.
+            let statics: usize = plan
+                .statics
                 .runs_in
                 .values()
-                .chain(plan.statics.runs_in.values())
                 .filter(|f| cut_fns.contains(f))
-                .count();
-            let statics = match plan.statics.runs_in.len() {
+                .map(|f| 1 + plan.loops[f].siblings.len())
+                .sum();
+            let instances = statics
+                + census
+                    .runs_in
+                    .values()
+                    .filter(|f| cut_fns.contains(f))
+                    .count();
+            let statics = match statics {
                 0 => String::new(),
                 n => format!(" ({n} of them GCC's inline static schedule)"),
             };
@@ -118,6 +128,7 @@ pub(crate) fn recut(
             let lp = IterationLoop {
                 block: lp.header,
                 reach: lp.body,
+                siblings: Vec::new(),
             };
             (
                 Box::new(move |_| Cutter::Iterations(function, lp.clone())),
@@ -140,8 +151,8 @@ pub(crate) fn recut(
         let why = if static_unsplit.contains(f) {
             format!(
                 "the threads of {} split a loop by their number in the team, but no block of it \
-                 runs as schedule(static) would give them iterations (a chunk size, or a loop \
-                 unrolled or vectorized)",
+                 runs as schedule(static) would give them iterations (a loop unrolled or \
+                 vectorized)",
                 name(f.entry)
             )
         } else {
@@ -187,8 +198,12 @@ pub(crate) fn recut(
         .flat_map(|s| s.units.iter().filter_map(|u| u.iteration))
         .collect();
     // Every loop cut into iterations must be whole.
-    let mut trips = census.trips.clone();
-    trips.retain(|l, _| census.runs_in.get(l).is_some_and(|f| cut_fns.contains(f)));
+    let mut trips: HashMap<(u64, u32), u64> = census
+        .trips
+        .iter()
+        .filter(|(l, _)| census.runs_in.get(l).is_some_and(|f| cut_fns.contains(f)))
+        .map(|(&l, &trip)| ((l, 0), trip))
+        .collect();
     trips.extend(static_trips);
     if !iterations.is_empty() {
         check_numbering(&iterations, &trips).map_err(Error::Iterations)?;

@@ -36,8 +36,10 @@ use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::{chunk_bounds, divides};
 use crate::frames::FrameTracker;
 use crate::loops::Loop;
+pub use crate::static_split::block_start;
+use crate::static_split::{Found, Split, Team};
 use crate::worksharing::{FunctionCensus, IterationLoop, LoopSite, Stretch};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};
 
 /// The static parts one thread (or, merged, the program) ran.
@@ -49,8 +51,8 @@ pub struct StaticCensus {
     sites: HashMap<u64, CBlockId>,
 }
 
-struct Part {
-    place: StaticLoop,
+pub(crate) struct Part {
+    pub(crate) place: StaticLoop,
     site: LoopSite,
     counts: HashMap<CBlockId, u64>,
     order: Vec<CBlockId>,
@@ -168,16 +170,17 @@ impl StaticCensus {
                 continue;
             };
             let loops = self.functions[&site].loops(canon, table);
-            let Some(outer) = loops.first() else {
+            let tops = top_loops(&loops, &first.order);
+            let Some(&head) = tops.first() else {
                 continue; // no loop: not a worksharing loop
             };
-            if loops.iter().any(|l| !outer.body.contains(&l.header)) {
-                continue; // another loop besides: its work would belong to no unit
-            }
-            let before = first.order.iter().take_while(|b| !outer.body.contains(b));
-            let found = if before.clone().any(|&b| divides(canon, table, b)) {
-                // schedule(static): the outer loop is the iteration loop
-                Found::in_loop(&loops, 0, &first.order, &parts, &[Split::Block], &instances)
+            let before = first
+                .order
+                .iter()
+                .take_while(|b| !loops[head].body.contains(b));
+            let (splits, chunked) = if before.clone().any(|&b| divides(canon, table, b)) {
+                // schedule(static): the top loops are the iteration loops
+                (vec![Split::Block], false)
             } else {
                 // schedule(static, C): a loop over the thread's chunks
                 // around the iteration loop, each chunk bounded at
@@ -187,122 +190,55 @@ impl StaticCensus {
                     .iter()
                     .flat_map(|&b| chunk_bounds(canon, table, b))
                     .collect();
-                let splits: Vec<Split> = sizes.into_iter().map(Split::Chunks).collect();
-                if splits.is_empty() || loops.len() < 2 {
+                if sizes.is_empty() {
                     continue; // nothing split the loop among the threads
                 }
-                (1..loops.len())
-                    .filter(|&i| loops[i].header != outer.header)
-                    .find_map(|i| {
-                        Found::in_loop(&loops, i, &first.order, &parts, &splits, &instances)
-                    })
+                (sizes.into_iter().map(Split::Chunks).collect(), true)
             };
-            let Some(found) = found else {
+            let team = Team {
+                canon,
+                table,
+                loops: &loops,
+                order: &first.order,
+                parts: &parts,
+                instances: &instances,
+            };
+            // Each top loop (GCC splits the loops of a region that share an
+            // iteration space once for all) must be cut alike.
+            let found: Vec<Option<Found>> = tops
+                .iter()
+                .map(|&t| team.iteration_loop(t, chunked, &splits))
+                .collect();
+            let Some(Some(head)) = found.first() else {
                 plan.failed.push(site);
                 continue;
             };
+            let (split, block) = (head.split, head.block);
+            let alike = found.iter().all(|f| {
+                f.as_ref().is_some_and(|f| {
+                    f.split == split && parts.iter().all(|p| runs(p, f.block) == runs(p, block))
+                })
+            });
+            if !alike {
+                continue; // another loop besides: its work would belong to no unit
+            }
+            let found: Vec<Found> = found.into_iter().flatten().collect();
             for i in &instances {
-                let trip = found.split.trip(i, found.block).expect("fits");
+                let trip = split.trip(i, block).expect("fits");
                 for p in i {
-                    let chunk = found.split.chunk(p.place, trip);
+                    let chunk = split.chunk(p.place, trip);
                     plan.chunks.insert((p.place.loop_id, p.place.thread), chunk);
                 }
                 plan.runs_in.insert(i[0].place.loop_id, site);
             }
-            plan.loops.insert(site, found.iteration_loop);
+            plan.loops.insert(site, Found::joined(found));
         }
         plan
     }
 }
 
-/// How a static schedule splits `trip` iterations among a team.
-#[derive(Clone, Copy)]
-enum Split {
-    /// One contiguous block per thread (`schedule(static)`).
-    Block,
-    /// Chunks of this many, round robin (`schedule(static, C)`).
-    Chunks(u64),
-}
-
-impl Split {
-    /// The chunk the part of thread `place.thread` stands for.
-    fn chunk(self, place: StaticLoop, trip: u64) -> LoopChunk {
-        let (t, threads) = (place.thread, place.threads.max(1));
-        let (first, count, stride) = match self {
-            Split::Block => {
-                let (q, r) = (trip / threads, trip % threads);
-                (block_start(trip, threads, t), q + u64::from(t < r), 0)
-            }
-            Split::Chunks(c) => (t * c, c, threads * c),
-        };
-        LoopChunk {
-            loop_id: place.loop_id,
-            first,
-            count,
-            stride,
-            trip,
-        }
-    }
-
-    /// The trip count when the runs of `b` in an instance's parts (by
-    /// thread number) are this split of their sum; `None` otherwise.
-    fn trip(self, team: &[&Part], b: CBlockId) -> Option<u64> {
-        let n: u64 = team.iter().map(|p| runs(p, b)).sum();
-        let fits = team
-            .iter()
-            .all(|p| self.chunk(p.place, n).iterations() == runs(p, b));
-        fits.then_some(n)
-    }
-}
-
-/// The iteration loop of a function's static parts, and their split.
-struct Found {
-    block: CBlockId,
-    split: Split,
-    iteration_loop: IterationLoop,
-}
-
-impl Found {
-    /// The iteration block of `loops[i]` under one of `splits`, if one fits.
-    /// Blocks of the loop that no loop inside it holds run at most once per
-    /// iteration (a test at the top once more): the one that runs most runs
-    /// once per iteration.
-    fn in_loop(
-        loops: &[Loop],
-        i: usize,
-        order: &[CBlockId],
-        parts: &[&Part],
-        splits: &[Split],
-        instances: &[Vec<&Part>],
-    ) -> Option<Found> {
-        let lp = &loops[i];
-        let inner: HashSet<CBlockId> = loops[i + 1..]
-            .iter()
-            .filter(|l| l.header != lp.header && lp.body.contains(&l.header))
-            .flat_map(|l| l.body.iter().copied())
-            .collect();
-        let total = |b: CBlockId| -> u64 { parts.iter().map(|p| runs(p, b)).sum() };
-        let block = order
-            .iter()
-            .copied()
-            .filter(|b| lp.body.contains(b) && !inner.contains(b))
-            .max_by_key(|&b| (total(b), std::cmp::Reverse(b)))?;
-        let split = splits.iter().copied().find(|s| {
-            let trips: Option<Vec<u64>> = instances.iter().map(|i| s.trip(i, block)).collect();
-            trips.is_some_and(|t| t.iter().any(|&n| n > 0))
-        })?;
-        Some(Found {
-            block,
-            split,
-            iteration_loop: IterationLoop {
-                block,
-                reach: lp.body.clone(),
-            },
-        })
-    }
-}
-
-fn runs(p: &Part, b: CBlockId) -> u64 {
+/// How many times part `p` ran block `b`.
+pub(crate) fn runs(p: &Part, b: CBlockId) -> u64 {
     p.counts.get(&b).copied().unwrap_or(0)
 }
 
@@ -330,20 +266,16 @@ fn teams<'a>(parts: &[&'a Part]) -> Option<Vec<Vec<&'a Part>>> {
     Some(out)
 }
 
-/// The first iteration of thread `t` of `threads` under the block split of
-/// `trip` iterations.
-///
-/// ```
-/// use tf_analyzer::static_schedule::block_start;
-/// // 10 iterations on 4 threads: 3, 3, 2, 2 from 0, 3, 6, 8
-/// let starts: Vec<u64> = (0..4).map(|t| block_start(10, 4, t)).collect();
-/// assert_eq!(starts, [0, 3, 6, 8]);
-/// ```
-pub fn block_start(trip: u64, threads: u64, t: u64) -> u64 {
-    let (q, r) = (trip / threads.max(1), trip % threads.max(1));
-    if t < r {
-        t * (q + 1)
-    } else {
-        t * q + r
-    }
+/// The loops of `loops` that no other loop holds, in the order `order`
+/// (the blocks a part reached) reaches their headers.
+fn top_loops(loops: &[Loop], order: &[CBlockId]) -> Vec<usize> {
+    let mut tops: Vec<usize> = (0..loops.len())
+        .filter(|&i| {
+            !loops
+                .iter()
+                .any(|m| m.header != loops[i].header && m.body.contains(&loops[i].header))
+        })
+        .collect();
+    tops.sort_by_key(|&i| order.iter().position(|&b| b == loops[i].header));
+    tops
 }

@@ -20,11 +20,15 @@
 
 use crate::blocks::{CBlockId, Step};
 use crate::frames::{FrameTracker, Transition};
-use crate::worksharing::{Iteration, IterationLoop, IterationPlan, LoopSite};
+use crate::worksharing::{Iteration, IterationLoop, IterationPlan};
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::sync::Arc;
 use tf_trace::{FunctionId, LoopChunk, StaticLoop};
+
+#[path = "units_worksharing.rs"]
+mod worksharing_cut;
+use worksharing_cut::Stretch;
 
 /// A position in a thread's stream: an event, and a piece of it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -116,16 +120,6 @@ struct Cut {
     /// Stretches whose iterations could not be cut as the runtime handed
     /// them out.
     problems: Vec<String>,
-}
-
-/// A worksharing stretch: a chunk, its function's frame (depth, entry;
-/// learnt at its first step) and the arrivals at its iteration block.
-struct Stretch {
-    chunk: LoopChunk,
-    frame: Option<(usize, LoopSite)>,
-    arrivals: u64,
-    /// A static part's: it ends where its function returns.
-    ends_on_return: bool,
 }
 
 impl UnitCutter {
@@ -239,6 +233,8 @@ impl UnitCutter {
                 chunk,
                 frame: None,
                 arrivals: 0,
+                sibling: 0,
+                siblings: 0,
                 ends_on_return: false,
             });
         }
@@ -320,111 +316,6 @@ impl Cut {
             stack_pointer: sp,
             insns: 0,
             iteration: None,
-        }
-    }
-
-    /// One step of the worksharing cutter's call units.
-    fn call_fallback(
-        &mut self,
-        set: &CallSet,
-        pos: Pos,
-        step: &Step,
-        t: Option<Transition>,
-        tracker: &FrameTracker,
-        sp: Option<u64>,
-    ) {
-        let (depth, top) = (tracker.depth(), tracker.top());
-        if let Some((d, taken)) = self.call {
-            if depth < d {
-                if !taken {
-                    self.close(pos);
-                }
-                self.call = None;
-            }
-        }
-        let entered = matches!(
-            t,
-            None | Some(Transition::Call) | Some(Transition::TailCall)
-        );
-        if self.call.is_none()
-            && self.stretch.is_none()
-            && entered
-            && set.entries.contains(&top.entry)
-        {
-            self.begin(pos, step, depth, top.entry, top.sym, sp);
-            self.call = Some((depth, false));
-        }
-    }
-
-    /// One step of a worksharing stretch (crate::worksharing).
-    fn worksharing(
-        &mut self,
-        plan: &IterationPlan,
-        pos: Pos,
-        step: &Step,
-        tracker: &FrameTracker,
-        sp: Option<u64>,
-    ) {
-        let Some(st) = &mut self.stretch else {
-            return;
-        };
-        let (depth, top) = (tracker.depth(), tracker.top());
-        let sites = &mut self.sites;
-        let (d, site) = *st.frame.get_or_insert_with(|| {
-            (
-                depth,
-                LoopSite::of(sites, st.chunk.loop_id, top.entry, step.cblock),
-            )
-        });
-        let entry = site.entry;
-        if !plan.loops.contains_key(&site) {
-            // a loop of a function that is not cut into iterations
-            self.stretch = None;
-            return;
-        }
-        if let Some((d, false)) = self.call {
-            self.open = None; // the call's work is cut into iterations
-            self.call = Some((d, true));
-        }
-        if depth < d && st.ends_on_return {
-            self.end_stretch(pos);
-            return;
-        }
-        if depth < d || (depth == d && top.entry != entry) {
-            self.close(pos);
-            return;
-        }
-        let Some(lp) = plan.loops.get(&site).filter(|_| depth == d) else {
-            return;
-        };
-        if step.cblock == lp.block {
-            let iteration = Some(Iteration {
-                loop_id: st.chunk.loop_id,
-                number: st.chunk.number(st.arrivals),
-            });
-            st.arrivals += 1;
-            self.close(pos);
-            self.begin(pos, step, depth, top.entry, top.sym, sp);
-            if let Some(o) = &mut self.open {
-                o.unit.iteration = iteration;
-            }
-        } else if !lp.reach.contains(&step.cblock) {
-            self.close(pos);
-        }
-    }
-
-    /// The stretch ends at `pos`: its arrivals must be its iterations.
-    fn end_stretch(&mut self, pos: Pos) {
-        if let Some(st) = self.stretch.take() {
-            self.close(pos);
-            let want = st.chunk.iterations();
-            if st.arrivals != want {
-                self.problems.push(format!(
-                    "thread {}, loop instance {}: the runtime handed out {want} iteration(s) from \
-                     number {}, the trace shows {} arrival(s) at the loop's iteration block",
-                    self.tid, st.chunk.loop_id, st.chunk.first, st.arrivals
-                ));
-            }
         }
     }
 

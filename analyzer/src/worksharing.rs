@@ -262,7 +262,14 @@ impl LoopCensus {
                 continue;
             };
             let reach = lp;
-            loops.insert(site, IterationLoop { block, reach });
+            loops.insert(
+                site,
+                IterationLoop {
+                    block,
+                    reach,
+                    siblings: Vec::new(),
+                },
+            );
         }
         let statics = self.statics.plan(canon, table);
         loops.extend(statics.loops.iter().map(|(s, l)| (*s, l.clone())));
@@ -365,6 +372,10 @@ pub struct IterationLoop {
     pub block: CBlockId,
     /// The blocks of its loop: leaving them ends an iteration.
     pub reach: HashSet<CBlockId>,
+    /// The iteration blocks of the loops that each chunk runs after this one
+    /// (GCC splits the static loops of a region that share an iteration
+    /// space once for all): each arrival starts an iteration of that loop.
+    pub siblings: Vec<CBlockId>,
 }
 
 /// Every loop's [`IterationLoop`].
@@ -390,25 +401,34 @@ impl IterationPlan {
 pub struct Iteration {
     /// The loop instance.
     pub loop_id: u64,
+    /// Which of the loops that one inline static schedule's split runs
+    /// (0 for the first, and for every other loop).
+    pub sibling: u32,
     /// The logical iteration number.
     pub number: u64,
 }
 
-/// Checks that each loop instance's iterations are numbered exactly
-/// `0..trip`, given every unit's iteration (any order) and each instance's
-/// trip count; returns the first problem.
+/// Checks that each loop instance's iterations (of each of its sibling
+/// loops) are numbered exactly `0..trip`, given every unit's iteration (any
+/// order) and the trip count of each (instance, sibling); returns the first
+/// problem.
 ///
 /// ```
 /// use tf_analyzer::worksharing::{check_numbering, Iteration};
-/// let it = |loop_id, number| Iteration { loop_id, number };
-/// let trips = [(1, 2)].into_iter().collect();
+/// let it = |loop_id, number| Iteration { loop_id, sibling: 0, number };
+/// let trips = [((1, 0), 2)].into_iter().collect();
 /// assert!(check_numbering(&[it(1, 1), it(1, 0)], &trips).is_ok());
 /// assert!(check_numbering(&[it(1, 1), it(1, 1)], &trips).is_err());
+/// // one static split that runs two loops: the second one's are missing
+/// let trips = [((1, 0), 2), ((1, 1), 2)].into_iter().collect();
+/// assert!(check_numbering(&[it(1, 1), it(1, 0)], &trips).is_err());
 /// ```
-pub fn check_numbering(iterations: &[Iteration], trips: &HashMap<u64, u64>) -> Result<(), String> {
+pub fn check_numbering(
+    iterations: &[Iteration],
+    trips: &HashMap<(u64, u32), u64>,
+) -> Result<(), String> {
     let mut sorted = iterations.to_vec();
     sorted.sort_unstable();
-    let mut by_loop: HashMap<u64, u64> = HashMap::new();
     for w in sorted.windows(2) {
         if w[0] == w[1] {
             return Err(format!(
@@ -417,20 +437,21 @@ pub fn check_numbering(iterations: &[Iteration], trips: &HashMap<u64, u64>) -> R
             ));
         }
     }
+    let mut by_loop: HashMap<(u64, u32), (u64, u64)> = HashMap::new();
     for it in &sorted {
-        *by_loop.entry(it.loop_id).or_default() += 1;
+        let (n, max) = by_loop.entry((it.loop_id, it.sibling)).or_default();
+        *n += 1;
+        *max = (*max).max(it.number + 1);
     }
-    for (&l, &trip) in trips {
-        let n = by_loop.get(&l).copied().unwrap_or(0);
-        let max = sorted
-            .iter()
-            .filter(|i| i.loop_id == l)
-            .map(|i| i.number + 1)
-            .max()
-            .unwrap_or(0);
+    for (&(l, sibling), &trip) in trips {
+        let (n, max) = by_loop.get(&(l, sibling)).copied().unwrap_or_default();
         if n != trip || max != trip {
+            let which = match sibling {
+                0 => String::new(),
+                k => format!(" (its loop {} of one static split)", k + 1),
+            };
             return Err(format!(
-                "loop instance {l}: the runtime handed out {trip} iterations, {n} were cut"
+                "loop instance {l}{which}: the runtime handed out {trip} iterations, {n} were cut"
             ));
         }
     }
