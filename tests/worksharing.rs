@@ -125,56 +125,89 @@ fn auto_equals_iter_fn() {
     assert_eq!(width(&auto, 32)["units"], 256);
 }
 
-/// The same loops built by clang run on LLVM's libomp; static schedules
-/// there go through the runtime too (`__kmpc_for_static_init`), and so does
-/// `target teams distribute parallel for` run on the host.
+/// The same loops built by clang run on LLVM's libomp, at every -O level;
+/// static schedules there go through the runtime too
+/// (`__kmpc_for_static_init`), and so does `target teams distribute
+/// parallel for` run on the host. At -O0 clang's outlined function is a
+/// wrapper that calls the one holding the loop; a thread that the runtime
+/// hands no chunk (guided, dynamic) must not leave the wrapper's call as a
+/// unit of its own.
 #[test]
 fn libomp_schedules() {
-    let (Some(bin), Some(target)) = (
-        build_with_clang("omp_schedules"),
-        build_with_clang("omp_target"),
-    ) else {
-        eprintln!(
-            "skipped: clang with libomp is not installed (apt-get install -y clang libomp-dev)"
-        );
-        return;
-    };
-    let dir = tempdir();
-    let t = dir.path().join("clang");
-    trace_ok(&t, &bin, &[&N.to_string(), "all"]);
-    let r = analyze_json(&t, &["--warp", "32"]);
-    let res = width(&r, 32);
-    // every loop, static5 included, is cut per iteration
-    assert_eq!(res["units"], N * 8, "units");
-    let outlined: Vec<&Value> = res["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["name"].as_str().unwrap().starts_with(".omp_outlined."))
-        .collect();
-    assert_eq!(outlined.len(), 8);
-    for f in outlined {
-        assert_eq!(f["simt_efficiency"], 1.0, "{}", f["name"]);
-        let h = &f["memory"]["heap"];
-        assert_eq!(h["stores"]["sectors_per_request"], 24.0, "{}", f["name"]);
-        assert_eq!(h["loads"]["sectors_per_request"], 24.0, "{}", f["name"]);
+    const FORMS_N: u64 = 512;
+    for opt in ["-O0", "-O1", "-O2", "-O3"] {
+        let (Some(bin), Some(target), Some(forms)) = (
+            build_with_clang("omp_schedules", opt),
+            build_with_clang("omp_target", opt),
+            build_with_clang("omp_loop_forms", opt),
+        ) else {
+            eprintln!(
+                "skipped: clang with libomp is not installed (apt-get install -y clang libomp-dev)"
+            );
+            return;
+        };
+        let dir = tempdir();
+        let t = dir.path().join("clang");
+        trace_ok(&t, &bin, &[&N.to_string(), "all"]);
+        let r = analyze_json(&t, &["--warp", "32"]);
+        let res = width(&r, 32);
+        // every loop, static5 included, is cut per iteration
+        assert_eq!(res["units"], N * 8, "{opt}: units");
+        let outlined: Vec<&Value> = res["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["name"].as_str().unwrap().starts_with(".omp_outlined."))
+            .collect();
+        assert_eq!(outlined.len(), 8, "{opt}");
+        for f in outlined {
+            assert_eq!(f["simt_efficiency"], 1.0, "{opt} {}", f["name"]);
+            let h = &f["memory"]["heap"];
+            assert_eq!(
+                h["stores"]["sectors_per_request"], 24.0,
+                "{opt} {}",
+                f["name"]
+            );
+            assert_eq!(
+                h["loads"]["sectors_per_request"], 24.0,
+                "{opt} {}",
+                f["name"]
+            );
+        }
+        let t = dir.path().join("target");
+        trace_ok(&t, &target, &[&N.to_string()]);
+        let r = analyze_json(&t, &["--warp", "32"]);
+        assert_eq!(width(&r, 32)["units"], N, "{opt} target: units");
+        let heap = &width(&r, 32)["memory"]["heap"]["sectors_per_request"];
+        assert_eq!(heap, 24.0, "{opt} target");
+        // the loop forms (workloads/omp_loop_forms.c): clang vectorizes
+        // `vec` from -O1 on, whose calls then stay whole, with a warning
+        let t = dir.path().join("forms");
+        trace_ok(&t, &forms, &[&FORMS_N.to_string()]);
+        let r = analyze_json(&t, &["--warp", "32"]);
+        let warnings = r["warnings"].as_array().unwrap();
+        let units = width(&r, 32)["units"].as_u64().unwrap();
+        if warnings.is_empty() {
+            assert_eq!(units, 7 * FORMS_N, "{opt}: forms units");
+        } else {
+            assert_eq!(warnings.len(), 1, "{opt}: {warnings:?}");
+            assert!(warnings[0].as_str().unwrap().contains("vectorized"));
+            assert_eq!(units, 6 * FORMS_N + 4, "{opt}: forms units");
+        }
     }
-    let t = dir.path().join("target");
-    trace_ok(&t, &target, &[&N.to_string()]);
-    let r = analyze_json(&t, &["--warp", "32"]);
-    assert_eq!(width(&r, 32)["units"], N, "target: units");
-    assert_eq!(width(&r, 32)["memory"]["heap"]["sectors_per_request"], 24.0);
 }
 
-/// workloads/NAME.c built with clang -O2 -fopenmp (libomp), if clang and
-/// libomp are installed.
-fn build_with_clang(name: &str) -> Option<std::path::PathBuf> {
-    let out = root().join("workloads/build/clang");
+/// workloads/NAME.c built with clang at `opt` with -fopenmp (libomp), if
+/// clang and libomp are installed.
+fn build_with_clang(name: &str, opt: &str) -> Option<std::path::PathBuf> {
+    let out = root()
+        .join("workloads/build/clang")
+        .join(opt.trim_start_matches('-'));
     std::fs::create_dir_all(&out).ok()?;
     let bin = out.join(name);
     let src = root().join(format!("workloads/{name}.c"));
     let ok = Command::new("clang")
-        .args(["-O2", "-g", "-fopenmp", "-o"])
+        .args([opt, "-g", "-fopenmp", "-o"])
         .arg(&bin)
         .arg(&src)
         .status()

@@ -221,10 +221,11 @@ impl UnitCutter {
         if let Cutter::Worksharing(plan, _) = &self.cutter {
             self.cut.end_stretch(pos);
             // A call that took part in a loop cut into iterations is no
-            // unit, even when the runtime handed it none.
+            // unit, even when the runtime handed it none (and when the loop
+            // runs in a function it calls: clang -O0's outlined wrappers).
             let cut = &mut self.cut;
             if let (Some((d, false)), Some(o)) = (cut.call, &cut.open) {
-                if plan.cuts(o.unit.root) {
+                if plan.cuts(o.unit.root) || plan.cuts_instance(chunk.loop_id) {
                     cut.open = None;
                     cut.call = Some((d, true));
                 }

@@ -275,10 +275,13 @@ impl LoopCensus {
         loops.extend(statics.loops.iter().map(|(s, l)| (*s, l.clone())));
         failed.extend(statics.failed.iter().copied());
         failed.sort_unstable();
+        let mut runs_in = self.runs_in.clone();
+        runs_in.extend(statics.runs_in.iter().map(|(&l, &s)| (l, s)));
         IterationPlan {
             loops,
             failed,
             statics,
+            runs_in,
         }
     }
 }
@@ -387,12 +390,21 @@ pub struct IterationPlan {
     pub failed: Vec<LoopSite>,
     /// Inline static schedules: the chunk each thread's part stands for.
     pub statics: StaticPlan,
+    /// The loop each instance is (of the runtime's and static schedules).
+    pub runs_in: HashMap<u64, LoopSite>,
 }
 
 impl IterationPlan {
     /// Whether a loop of the function at `entry` is cut into iterations.
     pub fn cuts(&self, entry: u64) -> bool {
         self.loops.keys().any(|s| s.entry == entry)
+    }
+
+    /// Whether loop instance `loop_id` is cut into iterations.
+    pub fn cuts_instance(&self, loop_id: u64) -> bool {
+        self.runs_in
+            .get(&loop_id)
+            .is_some_and(|s| self.loops.contains_key(s))
     }
 }
 
