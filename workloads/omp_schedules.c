@@ -27,6 +27,12 @@
  *   (W = 8: bytes 8..183 of 192 → 6 sectors), so 6, 12 and 24 sectors at
  *   W = 8, 16 and 32, loads and stores alike. A CPU thread's chunk order
  *   (iteration i, i + 4, i + 8 … in one warp) would give fewer.
+ * - stack, words interleaved across lanes as GPU local memory lays them
+ *   out, at -O0 (from -O1 on the loop touches no stack): 2, 4 and 8 sectors
+ *   at W = 8, 16 and 32. Every stack operand of an iteration is 8 bytes (the
+ *   spills of i and of the item's address), at the same offset from the
+ *   start of its thread's frame in every lane, so a warp's request covers
+ *   W rows of two 4-byte words: 8W bytes.
  * Every -O level keeps one store and one load of the array per iteration
  * (the branch on b keeps GCC from vectorizing the loop). */
 #include <string.h>

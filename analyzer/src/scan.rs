@@ -207,6 +207,8 @@ impl ScanJob<'_> {
         let mut tracker: Option<FrameTracker> = None;
         let mut prev: Option<(CBlockId, EndKind)> = None;
         let mut prev_call_sp: Option<u64> = None;
+        // Where the --only region was last entered: its first frame's start.
+        let mut region_sp: Option<u64> = None;
         let mut last_sym: FunctionId = 0;
         let mut skipped_in: std::collections::HashMap<(FunctionId, u64), u64> = Default::default();
         // Consecutive steps mostly run in one function: count a run, then add it.
@@ -254,6 +256,7 @@ impl ScanJob<'_> {
                         };
                         let call_sp = match t {
                             Some(Transition::Call) => prev_call_sp,
+                            None => region_sp.take(),
                             _ => None,
                         };
                         let tr = tracker.as_ref().expect("set");
@@ -325,6 +328,7 @@ impl ScanJob<'_> {
                     cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine)
                         .static_loop(Pos { event, piece: 0 }, place);
                 }
+                Event::RegionEntry { sp } => region_sp = Some(sp),
                 Event::Signal { .. } => {
                     if let Some(tr) = &mut tracker {
                         tr.signal();

@@ -120,6 +120,11 @@ struct Cut {
     /// Stretches whose iterations could not be cut as the runtime handed
     /// them out.
     problems: Vec<String>,
+    /// By frame depth: the stack pointer its frame began with, when its
+    /// call was seen with addresses (the base of an iteration's GPU-local
+    /// stack: the same for every iteration of the frame, whatever ran
+    /// before it).
+    frame_sp: Vec<Option<u64>>,
 }
 
 impl UnitCutter {
@@ -138,13 +143,15 @@ impl UnitCutter {
                 sites: HashMap::new(),
                 call: None,
                 problems: Vec::new(),
+                frame_sp: Vec::new(),
             },
         }
     }
 
     /// Takes the step at `pos`, reached by `t` (`None` for the thread's
-    /// first step); `tracker` is already past it. `call_sp` is the address
-    /// the last call pushed its return address to, when `t` is a call.
+    /// first step, and where the `--only` region is entered); `tracker` is
+    /// already past it. `call_sp` is the address the last call pushed its
+    /// return address to, when `t` is a call (or the region's entry).
     pub fn step(
         &mut self,
         pos: Pos,
@@ -155,6 +162,14 @@ impl UnitCutter {
     ) {
         let cut = &mut self.cut;
         cut.traced += u64::from(step.insns);
+        if t != Some(Transition::Same) {
+            // The stack pointer where each frame on the stack began.
+            let depth = tracker.depth();
+            cut.frame_sp.resize(depth + 1, None);
+            if matches!(t, None | Some(Transition::Call)) {
+                cut.frame_sp[depth] = call_sp;
+            }
+        }
         // Staying in a frame neither opens nor closes a call unit.
         let quiet = t == Some(Transition::Same);
         if !(quiet && matches!(self.cutter, Cutter::Calls(..))) {
@@ -190,7 +205,7 @@ impl UnitCutter {
                         }
                     }
                     if cut.loop_frame.is_none() && top.entry == function {
-                        cut.loop_frame = Some((depth, call_sp));
+                        cut.loop_frame = Some((depth, cut.frame_sp[depth]));
                     }
                     if let Some((d, sp)) = cut.loop_frame {
                         if depth == d {
@@ -207,7 +222,7 @@ impl UnitCutter {
                     if let Some(set) = calls {
                         cut.call_fallback(set, pos, step, t, tracker, call_sp);
                     }
-                    cut.worksharing(plan, pos, step, tracker, call_sp);
+                    cut.worksharing(plan, pos, step, tracker);
                 }
             }
         }

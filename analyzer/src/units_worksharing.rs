@@ -63,7 +63,6 @@ impl Cut {
         pos: Pos,
         step: &Step,
         tracker: &FrameTracker,
-        sp: Option<u64>,
     ) {
         let Some(st) = &mut self.stretch else {
             return;
@@ -120,6 +119,7 @@ impl Cut {
             });
             st.arrivals += 1;
             self.close(pos);
+            let sp = self.frame_sp.get(depth).copied().flatten();
             self.begin(pos, step, depth, top.entry, top.sym, sp);
             if let Some(o) = &mut self.open {
                 o.unit.iteration = iteration;
