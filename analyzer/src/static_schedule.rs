@@ -37,7 +37,7 @@ use crate::code_flow::{chunk_bounds, divides};
 use crate::frames::FrameTracker;
 use crate::loops::Loop;
 pub use crate::static_split::block_start;
-use crate::static_split::{Found, Split, Team};
+use crate::static_split::{Found, Miss, Split, Team};
 use crate::worksharing::{FunctionCensus, IterationLoop, LoopSite, Stretch};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};
@@ -178,23 +178,18 @@ impl StaticCensus {
                 .order
                 .iter()
                 .take_while(|b| !loops[head].body.contains(b));
-            let (splits, chunked) = if before.clone().any(|&b| divides(canon, table, b)) {
-                // schedule(static): the top loops are the iteration loops
-                (vec![Split::Block], false)
-            } else {
-                // schedule(static, C): a loop over the thread's chunks
-                // around the iteration loop, each chunk bounded at
-                // min(start + C, n)
-                let sizes: BTreeSet<u64> = first
-                    .order
-                    .iter()
-                    .flat_map(|&b| chunk_bounds(canon, table, b))
-                    .collect();
-                if sizes.is_empty() {
-                    continue; // nothing split the loop among the threads
-                }
-                (sizes.into_iter().map(Split::Chunks).collect(), true)
-            };
+            // schedule(static): the code before the loop divides, and the
+            // top loops are the iteration loops. schedule(static, C): a
+            // loop over the thread's chunks around the iteration loop, each
+            // chunk bounded at min(start + C, n); tried first, since its
+            // chunk loop also runs a block split of the chunks.
+            let divided = before.clone().any(|&b| divides(canon, table, b));
+            let sizes: BTreeSet<u64> = first
+                .order
+                .iter()
+                .flat_map(|&b| chunk_bounds(canon, table, b))
+                .collect();
+            let chunks: Vec<Split> = sizes.into_iter().map(Split::Chunks).collect();
             let team = Team {
                 canon,
                 table,
@@ -203,26 +198,22 @@ impl StaticCensus {
                 parts: &parts,
                 instances: &instances,
             };
-            // Each top loop (GCC splits the loops of a region that share an
-            // iteration space once for all) must be cut alike.
-            let found: Vec<Option<Found>> = tops
-                .iter()
-                .map(|&t| team.iteration_loop(t, chunked, &splits))
-                .collect();
-            let Some(Some(head)) = found.first() else {
-                plan.failed.push(site);
-                continue;
+            let found = match (!chunks.is_empty()).then(|| team.cut(&tops, true, &chunks)) {
+                Some(Ok(found)) => Ok(found),
+                _ if divided => team.cut(&tops, false, &[Split::Block]),
+                Some(Err(miss)) => Err(miss),
+                None => continue, // nothing split the loop among the threads
             };
-            let (split, block) = (head.split, head.block);
-            let alike = found.iter().all(|f| {
-                f.as_ref().is_some_and(|f| {
-                    f.split == split && parts.iter().all(|p| runs(p, f.block) == runs(p, block))
-                })
-            });
-            if !alike {
-                continue; // another loop besides: its work would belong to no unit
-            }
-            let found: Vec<Found> = found.into_iter().flatten().collect();
+            let found = match found {
+                Ok(found) => found,
+                Err(Miss::First) => {
+                    plan.failed.push(site);
+                    continue;
+                }
+                // another loop besides: its work would belong to no unit
+                Err(Miss::Other) => continue,
+            };
+            let (split, block) = (found[0].split, found[0].block);
             for i in &instances {
                 let trip = split.trip(i, block).expect("fits");
                 for p in i {

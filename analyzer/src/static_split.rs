@@ -68,7 +68,46 @@ pub(crate) struct Team<'a> {
     pub(crate) instances: &'a [Vec<&'a Part>],
 }
 
+/// Why a function's static parts are not cut.
+pub(crate) enum Miss {
+    /// Their first loop fits no split.
+    First,
+    /// A later loop is not cut as the first one is.
+    Other,
+}
+
 impl Team<'_> {
+    /// The iteration loops of the top loops `tops` (in the order a part
+    /// runs them), each of `tops` cut alike: the same split, the same runs
+    /// per thread (GCC splits the static loops of a region that share an
+    /// iteration space once for all).
+    pub(crate) fn cut(
+        &self,
+        tops: &[usize],
+        chunked: bool,
+        splits: &[Split],
+    ) -> Result<Vec<Found>, Miss> {
+        let mut found: Vec<Found> = Vec::new();
+        for &t in tops {
+            let f = self.iteration_loop(t, chunked, splits);
+            let Some(head) = found.first() else {
+                found.push(f.ok_or(Miss::First)?);
+                continue;
+            };
+            let f = f.ok_or(Miss::Other)?;
+            let alike = f.split == head.split
+                && self
+                    .parts
+                    .iter()
+                    .all(|p| runs(p, f.block) == runs(p, head.block));
+            if !alike {
+                return Err(Miss::Other);
+            }
+            found.push(f);
+        }
+        Ok(found)
+    }
+
     /// The iteration loop of top loop `t` under one of `splits`: the loop
     /// itself, or (`chunked`) the outermost loop inside it (the top loop
     /// steps from chunk to chunk) where one fits.
