@@ -262,6 +262,41 @@ fn only_traces_analyze_like_full_traces() {
     }
 }
 
+/// GCC's `schedule(static, 1)` is a stride by the team's size, which nothing
+/// tells from a program's own: `--unit auto` keeps its calls whole and says
+/// how to cut it; `iter:FN` cuts it per iteration in logical order
+/// (workloads/omp_schedules.c derives the figures).
+#[test]
+fn gcc_static1_is_cut_when_named() {
+    let f = "fill_static1._omp_fn.0";
+    for opt in ["-O0", "-O2"] {
+        let dir = tempdir();
+        let t = dir.path().join("static1");
+        trace_ok(
+            &t,
+            &workload_at("omp_schedules", opt),
+            &[&N.to_string(), "static1"],
+        );
+        let auto = analyze_json(&t, &["--warp", "32"]);
+        assert_eq!(width(&auto, 32)["units"], 4, "{opt}: auto");
+        let warnings = auto["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), 1, "{opt}: {warnings:?}");
+        let w = warnings[0].as_str().unwrap();
+        assert!(w.contains(&format!("--unit iter:{f}")), "{opt}: {w}");
+        let iter = analyze_json(&t, &["--warp", "8,32", "--unit", &format!("iter:{f}")]);
+        for w in [8u64, 32] {
+            assert_eq!(width(&iter, w)["units"], N, "{opt} W={w}: units");
+            assert_eq!(
+                function(width(&iter, w), f)["simt_efficiency"],
+                1.0,
+                "{opt} W={w}"
+            );
+            let want = (w * 24 / 32) as f64;
+            assert_eq!(heap(&iter, w, f), (want, want), "{opt} W={w}: heap sectors");
+        }
+    }
+}
+
 /// Loops the runtime sees in other forms: counting down, by 3, with an
 /// unsigned long long index, with a reduction, two `omp for` loops in one
 /// parallel region, and one GCC vectorizes at -O3 (workloads/omp_loop_forms.c
@@ -306,19 +341,29 @@ fn loop_forms_at_every_level() {
 
 /// A program's own questions about its place in the team are no static
 /// schedule: a parallel region that strides through its items by the team's
-/// size keeps one unit per call, and a dynamic loop whose iterations ask is
-/// still cut per iteration. Two static loops of one region are both cut,
+/// size keeps one unit per call (with a warning: it could be GCC's
+/// `schedule(static, 1)`; named, it is cut per item), and a dynamic loop
+/// whose iterations ask is still cut per iteration. Two static loops of one region are both cut,
 /// also when GCC splits them once for both (from -O1 on); vectorized ones
 /// (-O3) are left whole, with a warning each (workloads/omp_place.c derives
 /// the figures).
 #[test]
 fn own_place_questions_are_no_static_schedule() {
     const N: u64 = 256;
+    let stride = ("stride._omp_fn.0", "schedule(static, 1)");
+    let vectorized = |f| (f, "vectorized");
     for (opt, units, instances, warned) in [
-        ("-O0", 3 * N + 4, 3, &[][..]),
-        ("-O1", 3 * N + 4, 3, &[]),
-        ("-O2", 3 * N + 4, 3, &[]),
-        ("-O3", 12, 0, &["tagged._omp_fn.0", "both._omp_fn.0"]),
+        ("-O0", 3 * N + 4, 3, vec![stride]),
+        ("-O1", 3 * N + 4, 3, vec![stride]),
+        ("-O2", 3 * N + 4, 3, vec![stride]),
+        (
+            "-O3",
+            12,
+            0,
+            // the stride loop is unrolled: no schedule(static, 1) could be
+            // cut there either
+            vec![vectorized("tagged._omp_fn.0"), vectorized("both._omp_fn.0")],
+        ),
     ] {
         let dir = tempdir();
         let t = dir.path().join("place");
@@ -327,13 +372,29 @@ fn own_place_questions_are_no_static_schedule() {
         assert_eq!(width(&r, 32)["units"], units, "{opt}: units");
         let warnings = r["warnings"].as_array().unwrap();
         assert_eq!(warnings.len(), warned.len(), "{opt}: {warnings:?}");
-        for (w, f) in warnings.iter().zip(warned) {
+        for (w, (f, why)) in warnings.iter().zip(&warned) {
             let w = w.as_str().unwrap();
-            assert!(w.contains(f) && w.contains("vectorized"), "{opt}: {w}");
+            assert!(w.contains(f) && w.contains(why), "{opt}: {w}");
         }
         let about = r["units_are"].as_str().unwrap();
         let want = format!("each iteration of {instances} OpenMP worksharing loop instance(s)");
         assert!(about.starts_with(&want), "{opt}: {about}");
+        // named, the stride region is cut per item, in item order (at -O0
+        // its loop is tested at the top: one run more per thread); at -O3
+        // GCC unrolls it (two items per pass), which is refused, not cut
+        // by passes
+        let named = ["--warp", "32", "--unit", "iter:stride._omp_fn.0"];
+        if opt == "-O3" {
+            let out = tf().arg("analyze").arg(&t).args(named).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{opt}: {err}");
+            assert!(err.contains("unrolled or vectorized"), "{opt}: {err}");
+        } else {
+            let iter = analyze_json(&t, &named);
+            assert_eq!(width(&iter, 32)["units"], N, "{opt}: stride units");
+            let f = function(width(&iter, 32), "stride._omp_fn.0");
+            assert_eq!(f["memory"]["heap"]["sectors_per_request"], 8.0, "{opt}");
+        }
         if instances == 3 {
             // both loops of `both`: consecutive 8-byte words, 8 sectors
             let f = function(width(&r, 32), "both._omp_fn.0");

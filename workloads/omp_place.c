@@ -3,7 +3,12 @@
  * (FORMAT.md 6.7, docs/ARCHITECTURE.md 2.5), on 4 threads:
  *   stride   a parallel region whose threads stride through the N items by
  *            the team's size (no division splits the loop): a GPU thread per
- *            OpenMP thread, so one unit per call of its outlined function;
+ *            OpenMP thread, so one unit per call of its outlined function,
+ *            with a warning (GCC's schedule(static, 1) looks the same); named
+ *            (--unit iter:stride._omp_fn.0), N units in item order, 8
+ *            sectors per request at W = 32 (consecutive longs). At -O3 GCC
+ *            unrolls it (two items per pass): no warning under auto, and
+ *            iter: refuses it (exit 1);
  *   tagged   a schedule(dynamic) loop whose iterations record the thread's
  *            place: one unit per iteration;
  *   both     two static `omp for` loops in one parallel region. At -O0 GCC
@@ -11,8 +16,8 @@
  *            asks once for both (they have the same iteration space) and
  *            runs each thread's block of the first loop, then of the
  *            second. Either way each loop is cut per iteration: 2N units.
- * Hand-derived, under --unit auto: 3N + 4 units at -O0 to -O2, with no
- * warning. At -O3 GCC vectorizes the loops of `tagged` and `both` (two
+ * Hand-derived, under --unit auto: 3N + 4 units at -O0 to -O2, with the
+ * one warning about `stride`. At -O3 GCC vectorizes the loops of `tagged` and `both` (two
  * iterations per pass): neither is cut, each says so in a warning, and every
  * call is one unit: 12 units. */
 #include <omp.h>

@@ -9,6 +9,8 @@
  *   static5    schedule(static, 5)      chunks of 5, round robin
  *   collapse   schedule(dynamic, 7) collapse(2) over (N / 32) x 32
  *   all        every loop above, one after the other
+ *   static1    schedule(static, 1)      round robin, one at a time (not in
+ *              `all`: GCC's code for it is a program's own stride loop)
  * Iteration i reads items[i].b and writes items[i].a of a heap array of
  * 24-byte structs (three doubles), 64-byte aligned.
  *
@@ -18,7 +20,10 @@
  *   call hands out their chunks. The tracer records each thread's place in
  *   the team and the analyzer infers its block (static, plain) or its
  *   chunks of 5, T * 5 apart (static5) (FORMAT.md 6.7), so they are N units
- *   too.
+ *   too. GCC's static1 leaves no mark in its code (from -O1 on it is
+ *   `for (i = t; i < n; i += T)`): `--unit auto` keeps its 4 calls whole and
+ *   says so in a warning; `--unit iter:fill_static1._omp_fn.0` gives its N
+ *   units in logical order, with the figures below.
  * - SIMT efficiency 100%: every item has b = 1, so every iteration takes
  *   the same path. Not for collapse: the CPU code steps its (row, column)
  *   pair with a branch at the end of each row, which one lane in 32 takes.
@@ -57,6 +62,7 @@ FILL(fill_runtime, schedule(runtime))
 FILL(fill_static, schedule(static))
 FILL(fill_plain, )
 FILL(fill_static5, schedule(static, 5))
+FILL(fill_static1, schedule(static, 1))
 
 __attribute__((noinline)) void fill_collapse(long n)
 {
@@ -92,6 +98,8 @@ int main(int argc, char **argv)
             fill_static5(n);
         if (all || strcmp(s, "collapse") == 0)
             fill_collapse(n);
+        if (strcmp(s, "static1") == 0)
+            fill_static1(n);
     }
     print_items(items, n);
     free(items);

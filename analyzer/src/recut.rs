@@ -54,6 +54,7 @@ pub(crate) fn recut(
     let static_unsplit: Vec<LoopSite> = plan
         .as_ref()
         .map_or_else(Vec::new, |p| p.statics.failed.clone());
+    let plan_strided: Option<Vec<LoopSite>> = plan.as_ref().map(|p| p.statics.strided.clone());
     // The trip count of every inline static instance cut, and of each loop
     // after the first that its split runs.
     let static_trips: HashMap<(u64, u32), u64> = plan.as_ref().map_or_else(HashMap::new, |p| {
@@ -147,6 +148,17 @@ pub(crate) fn recut(
         (UnitsRule::OpenMpUnnamed(_), _) => unreachable!("resolved after the first pass"),
     };
     let mut warnings = Vec::new();
+    if let (UnitsRule::OpenMp(_), Some(p)) = (rule, &plan_strided) {
+        for f in p {
+            warnings.push(format!(
+                "the threads of {0} ask for their place in the team and run a loop that \
+                 nothing in its code shares out among them; if it is GCC's schedule(static, 1), \
+                 which leaves no mark, --unit iter:{0} cuts it per iteration in logical order; \
+                 each call of it is one unit",
+                name(f.entry)
+            ));
+        }
+    }
     for f in &unsplit {
         let why = if static_unsplit.contains(f) {
             format!(
@@ -220,12 +232,13 @@ fn worksharing_plan(census: &LoopCensus, job: &ScanJob, entries: &[u64]) -> Opti
     if census.is_empty() {
         return None;
     }
-    let mut plan = census.plan(job.canon, job.trace.blocks());
+    let mut plan = census.plan(job.canon, job.trace.blocks(), entries);
     if !entries.is_empty() {
         plan.loops.retain(|s, _| entries.contains(&s.entry));
         plan.failed.retain(|s| entries.contains(&s.entry));
     }
-    (!plan.loops.is_empty() || !plan.failed.is_empty()).then_some(plan)
+    let found = !plan.loops.is_empty() || !plan.failed.is_empty();
+    (found || (entries.is_empty() && !plan.statics.strided.is_empty())).then_some(plan)
 }
 
 fn whole(units_are: &str) -> Recut {

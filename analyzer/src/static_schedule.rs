@@ -70,6 +70,12 @@ pub struct StaticPlan {
     pub runs_in: HashMap<u64, LoopSite>,
     /// Functions whose parts divide and loop but fit no block split.
     pub failed: Vec<LoopSite>,
+    /// Functions whose threads ask for their place and run a loop that
+    /// nothing in their code shows split among them, but whose runs are what
+    /// `schedule(static, 1)` gives: GCC's `schedule(static, 1)` leaves no
+    /// mark, and a program's own stride by the team's size looks the same.
+    /// Cut only where the user names the function (`iter:FN`).
+    pub strided: Vec<LoopSite>,
 }
 
 impl StaticCensus {
@@ -155,7 +161,10 @@ impl StaticCensus {
     }
 
     /// The plan for every function whose parts are a static schedule.
-    pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable) -> StaticPlan {
+    /// `named`: the entries of the functions the user asked to cut into
+    /// iterations (`iter:FN`), whose strided parts are cut as
+    /// `schedule(static, 1)`'s.
+    pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable, named: &[u64]) -> StaticPlan {
         let mut by_site: BTreeMap<LoopSite, Vec<&Part>> = BTreeMap::new();
         for p in &self.parts {
             by_site.entry(p.site).or_default().push(p);
@@ -202,7 +211,17 @@ impl StaticCensus {
                 Some(Ok(found)) => Ok(found),
                 _ if divided => team.cut(&tops, false, &[Split::Block]),
                 Some(Err(miss)) => Err(miss),
-                None => continue, // nothing split the loop among the threads
+                // nothing in the code split the loop among the threads
+                None => match team.cut_strided(&tops) {
+                    Ok(found) if named.contains(&site.entry) => Ok(found),
+                    Ok(_) => {
+                        plan.strided.push(site);
+                        continue;
+                    }
+                    // named, but unrolled: said (an error), not cut by passes
+                    Err(Miss::First) if named.contains(&site.entry) => Err(Miss::First),
+                    Err(_) => continue,
+                },
             };
             let found = match found {
                 Ok(found) => found,

@@ -2,7 +2,7 @@
 //! iteration loop of a function's static parts is (crate::static_schedule).
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
-use crate::code_flow::vector_arithmetic;
+use crate::code_flow::{same_code, vector_arithmetic};
 use crate::loops::Loop;
 use crate::static_schedule::{runs, Part};
 use crate::worksharing::IterationLoop;
@@ -104,6 +104,53 @@ impl Team<'_> {
                 return Err(Miss::Other);
             }
             found.push(f);
+        }
+        Ok(found)
+    }
+
+    /// [`Team::cut`] for a stride by the team's size (`schedule(static, 1)`):
+    /// the loop is often the program's own, tested at the top, whose test
+    /// runs once more per part than the iterations. A block that runs
+    /// exactly once less than the most-run one in every part, and fits the
+    /// split too, is the iteration block then.
+    /// A loop unrolled (two blocks of it run the same code as often as each
+    /// other, give or take one, in every part) is refused: its passes would
+    /// be taken for iterations, and no runtime says how many there are.
+    pub(crate) fn cut_strided(&self, tops: &[usize]) -> Result<Vec<Found>, Miss> {
+        let split = Split::Chunks(1);
+        let mut found = self.cut(tops, false, &[split])?;
+        for f in &found {
+            let own: Vec<CBlockId> = self
+                .order
+                .iter()
+                .copied()
+                .filter(|b| f.reach.contains(b))
+                .collect();
+            let copies = own.iter().enumerate().any(|(i, &a)| {
+                own[i + 1..].iter().any(|&b| {
+                    self.parts
+                        .iter()
+                        .all(|p| runs(p, a).abs_diff(runs(p, b)) <= 1)
+                        && same_code(self.canon, self.table, a, b)
+                })
+            });
+            if copies {
+                return Err(Miss::First);
+            }
+        }
+        for f in &mut found {
+            let fits = |b: CBlockId| self.instances.iter().all(|i| split.trip(i, b).is_some());
+            let below = self.order.iter().copied().find(|&b| {
+                f.reach.contains(&b)
+                    && self
+                        .parts
+                        .iter()
+                        .all(|p| runs(p, b) + 1 == runs(p, f.block))
+                    && fits(b)
+            });
+            if let Some(b) = below {
+                f.block = b;
+            }
         }
         Ok(found)
     }

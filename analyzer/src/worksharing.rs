@@ -246,7 +246,13 @@ impl LoopCensus {
     /// The iteration block and loop of every function that ran chunks; in
     /// `failed`, the entries of the functions where no block runs once per
     /// iteration (a loop unrolled or vectorized runs several per pass).
-    pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable) -> IterationPlan {
+    /// `named`: see [`StaticCensus::plan`].
+    pub fn plan(
+        &self,
+        canon: &CanonicalBlocks,
+        table: &BlockTable,
+        named: &[u64],
+    ) -> IterationPlan {
         let mut loops = HashMap::new();
         let mut failed = Vec::new();
         for (&site, fc) in &self.functions {
@@ -271,7 +277,7 @@ impl LoopCensus {
                 },
             );
         }
-        let statics = self.statics.plan(canon, table);
+        let statics = self.statics.plan(canon, table, named);
         loops.extend(statics.loops.iter().map(|(s, l)| (*s, l.clone())));
         failed.extend(statics.failed.iter().copied());
         failed.sort_unstable();
