@@ -113,31 +113,9 @@ impl Team<'_> {
     /// runs once more per part than the iterations. A block that runs
     /// exactly once less than the most-run one in every part, and fits the
     /// split too, is the iteration block then.
-    /// A loop unrolled (two blocks of it run the same code as often as each
-    /// other, give or take one, in every part) is refused: its passes would
-    /// be taken for iterations, and no runtime says how many there are.
     pub(crate) fn cut_strided(&self, tops: &[usize]) -> Result<Vec<Found>, Miss> {
         let split = Split::Chunks(1);
         let mut found = self.cut(tops, false, &[split])?;
-        for f in &found {
-            let own: Vec<CBlockId> = self
-                .order
-                .iter()
-                .copied()
-                .filter(|b| f.reach.contains(b))
-                .collect();
-            let copies = own.iter().enumerate().any(|(i, &a)| {
-                own[i + 1..].iter().any(|&b| {
-                    self.parts
-                        .iter()
-                        .all(|p| runs(p, a).abs_diff(runs(p, b)) <= 1)
-                        && same_code(self.canon, self.table, a, b)
-                })
-            });
-            if copies {
-                return Err(Miss::First);
-            }
-        }
         for f in &mut found {
             let fits = |b: CBlockId| self.instances.iter().all(|i| split.trip(i, b).is_some());
             let below = self.order.iter().copied().find(|&b| {
@@ -178,9 +156,11 @@ impl Team<'_> {
     /// The iteration block of `loops[i]` under one of `splits`, if one fits.
     /// Blocks of the loop that no loop inside it holds run at most once per
     /// iteration (a test at the top once more): the one that runs most runs
-    /// once per iteration. Not when those blocks compute on vectors: a pass
-    /// then runs several iterations, and the counts (which alone say how
-    /// many iterations there are) would count passes.
+    /// once per iteration. Not when those blocks compute on vectors, or when
+    /// two of them run the same code as often as each other (give or take
+    /// one, in every part: an unrolled body): a pass then runs several
+    /// iterations, and the counts (which alone say how many iterations
+    /// there are) would count passes.
     fn in_loop(&self, i: usize, splits: &[Split]) -> Option<Found> {
         let lp = &self.loops[i];
         let inner: HashSet<CBlockId> = self.loops[i + 1..]
@@ -196,6 +176,18 @@ impl Team<'_> {
                 .filter(|b| lp.body.contains(b) && !inner.contains(b))
         };
         if own().any(|b| vector_arithmetic(self.canon, self.table, b)) {
+            return None;
+        }
+        let blocks: Vec<CBlockId> = own().collect();
+        let unrolled = blocks.iter().enumerate().any(|(i, &a)| {
+            blocks[i + 1..].iter().any(|&b| {
+                self.parts
+                    .iter()
+                    .all(|p| runs(p, a).abs_diff(runs(p, b)) <= 1)
+                    && same_code(self.canon, self.table, a, b)
+            })
+        });
+        if unrolled {
             return None;
         }
         let block = own().max_by_key(|&b| (total(b), std::cmp::Reverse(b)))?;
