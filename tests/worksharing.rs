@@ -297,6 +297,31 @@ fn gcc_static1_is_cut_when_named() {
     }
 }
 
+/// GCC's inline static loops unrolled (`-funroll-loops`: eight iterations
+/// per pass) are not cut by passes: a warning names each function, and its
+/// calls stay whole.
+#[test]
+fn unrolled_static_loops_are_refused() {
+    let dir = tempdir();
+    let bin = dir.path().join("omp_schedules_unrolled");
+    let src = root().join("workloads/omp_schedules.c");
+    let flags = ["gcc", "-O2", "-funroll-loops", "-g", "-fopenmp"];
+    compile(&flags, &[src], &bin, &[]);
+    for (schedule, f) in [
+        ("static", "fill_static._omp_fn.0"),
+        ("static5", "fill_static5._omp_fn.0"),
+    ] {
+        let t = dir.path().join(schedule);
+        trace_ok(&t, &bin, &[&N.to_string(), schedule]);
+        let r = analyze_json(&t, &["--warp", "32"]);
+        assert_eq!(width(&r, 32)["units"], 4, "{schedule}");
+        let warnings = r["warnings"].as_array().unwrap();
+        assert_eq!(warnings.len(), 1, "{schedule}: {warnings:?}");
+        let w = warnings[0].as_str().unwrap();
+        assert!(w.contains(f) && w.contains("unrolled"), "{w}");
+    }
+}
+
 /// Loops the runtime sees in other forms: counting down, by 3, with an
 /// unsigned long long index, with a reduction, two `omp for` loops in one
 /// parallel region, and one GCC vectorizes at -O3 (workloads/omp_loop_forms.c

@@ -109,13 +109,18 @@ fn is_cmov(m: Mnemonic) -> bool {
     )
 }
 
-/// Whether blocks `a` and `b` run the same instructions up to their last
-/// (which may branch elsewhere), at least two of them: the copies of an
-/// unrolled loop's body (crate::static_split).
+/// Whether blocks `a` and `b` run the same instruction forms up to their
+/// last (which may branch elsewhere), at least two of them, whatever their
+/// registers and displacements: the copies of an unrolled loop's body
+/// (crate::static_split).
 pub fn same_code(canon: &CanonicalBlocks, table: &BlockTable, a: CBlockId, b: CBlockId) -> bool {
-    let ia: Vec<Instruction> = instructions(canon, table, a).collect();
-    let ib: Vec<Instruction> = instructions(canon, table, b).collect();
-    ia.len() >= 3 && ia.len() == ib.len() && ia[..ia.len() - 1] == ib[..ib.len() - 1]
+    let forms = |c| {
+        instructions(canon, table, c)
+            .map(|i| i.code())
+            .collect::<Vec<_>>()
+    };
+    let (fa, fb) = (forms(a), forms(b));
+    fa.len() >= 3 && fa.len() == fb.len() && fa[..fa.len() - 1] == fb[..fb.len() - 1]
 }
 
 /// The instructions of `c`, decoded from its origin block's code.
