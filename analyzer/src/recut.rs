@@ -80,19 +80,15 @@ pub(crate) fn recut(
     let (cutter, about): (Box<dyn Fn(u64) -> Cutter + Sync>, String) = match (rule, plan) {
         (UnitsRule::OpenMp(_), Some(plan)) => {
             // A static split that runs several loops runs an instance of each.
-            let statics: usize = plan
-                .statics
-                .runs_in
-                .values()
-                .filter(|f| cut_fns.contains(f))
-                .map(|f| 1 + plan.loops[f].siblings.len())
-                .sum();
-            let instances = statics
-                + census
-                    .runs_in
+            let instances_in = |runs_in: &HashMap<u64, LoopSite>| -> usize {
+                runs_in
                     .values()
                     .filter(|f| cut_fns.contains(f))
-                    .count();
+                    .map(|f| 1 + plan.loops[f].siblings.len())
+                    .sum()
+            };
+            let instances = instances_in(&plan.runs_in);
+            let statics = instances_in(&plan.statics.runs_in);
             let statics = match statics {
                 0 => String::new(),
                 n => format!(" ({n} of them GCC's inline static schedule)"),

@@ -183,16 +183,16 @@ impl StaticCensus {
             let Some(&head) = tops.first() else {
                 continue; // no loop: not a worksharing loop
             };
-            let before = first
-                .order
-                .iter()
-                .take_while(|b| !loops[head].body.contains(b));
             // schedule(static): the code before the loop divides, and the
             // top loops are the iteration loops. schedule(static, C): a
             // loop over the thread's chunks around the iteration loop, each
             // chunk bounded at min(start + C, n); tried first, since its
             // chunk loop also runs a block split of the chunks.
-            let divided = before.clone().any(|&b| divides(canon, table, b));
+            let divided = first
+                .order
+                .iter()
+                .take_while(|b| !loops[head].body.contains(b))
+                .any(|&b| divides(canon, table, b));
             let sizes: BTreeSet<u64> = first
                 .order
                 .iter()
@@ -211,16 +211,17 @@ impl StaticCensus {
                 Some(Ok(found)) => Ok(found),
                 _ if divided => team.cut(&tops, false, &[Split::Block]),
                 Some(Err(miss)) => Err(miss),
-                // nothing in the code split the loop among the threads
-                None => match team.cut_strided(&tops) {
-                    Ok(found) if named.contains(&site.entry) => Ok(found),
-                    Ok(_) => {
+                // nothing in the code split the loop among the threads: cut
+                // as schedule(static, 1) where the user names the function
+                // (an unrolled one is refused, an error), else said
+                None => match (team.cut_strided(&tops), named.contains(&site.entry)) {
+                    (Ok(found), true) => Ok(found),
+                    (Err(Miss::First), true) => Err(Miss::First),
+                    (Ok(_), false) => {
                         plan.strided.push(site);
                         continue;
                     }
-                    // named, but unrolled: said (an error), not cut by passes
-                    Err(Miss::First) if named.contains(&site.entry) => Err(Miss::First),
-                    Err(_) => continue,
+                    (Err(_), _) => continue,
                 },
             };
             let found = match found {

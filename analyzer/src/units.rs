@@ -245,14 +245,7 @@ impl UnitCutter {
                     cut.call = Some((d, true));
                 }
             }
-            self.cut.stretch = (chunk.count > 0).then_some(Stretch {
-                chunk,
-                frame: None,
-                arrivals: 0,
-                sibling: 0,
-                siblings: 0,
-                ends_on_return: false,
-            });
+            self.cut.stretch = (chunk.count > 0).then(|| Stretch::new(chunk));
         }
     }
 

@@ -22,6 +22,20 @@ pub(super) struct Stretch {
     pub(super) ends_on_return: bool,
 }
 
+impl Stretch {
+    /// A stretch of `chunk`, its frame not seen yet.
+    pub(super) fn new(chunk: LoopChunk) -> Stretch {
+        Stretch {
+            chunk,
+            frame: None,
+            arrivals: 0,
+            sibling: 0,
+            siblings: 0,
+            ends_on_return: false,
+        }
+    }
+}
+
 impl Cut {
     /// One step of the worksharing cutter's call units.
     pub(super) fn call_fallback(
@@ -76,11 +90,11 @@ impl Cut {
             )
         });
         let entry = site.entry;
-        if !plan.loops.contains_key(&site) {
+        let Some(lp) = plan.loops.get(&site) else {
             // a loop of a function that is not cut into iterations
             self.stretch = None;
             return;
-        }
+        };
         if let Some((d, false)) = self.call {
             self.open = None; // the call's work is cut into iterations
             self.call = Some((d, true));
@@ -93,9 +107,9 @@ impl Cut {
             self.close(pos);
             return;
         }
-        let Some(lp) = plan.loops.get(&site).filter(|_| depth == d) else {
+        if depth != d {
             return;
-        };
+        }
         st.siblings = lp.siblings.len() as u32;
         let sibling = if step.cblock == lp.block {
             Some(0)
