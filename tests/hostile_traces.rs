@@ -208,6 +208,7 @@ fn the_largest_tables_the_format_allows_decode() {
             addr_table_bits: tf_trace::limits::MAX_TABLE_BITS,
             succ_table_bits: tf_trace::limits::MAX_TABLE_BITS,
             ret_stack_depth: 255,
+            run_prefix: true,
         },
         ..Default::default()
     };

@@ -1,5 +1,5 @@
 /*
- * tf_trace.h - the encoding side of the tf trace format, version 1
+ * tf_trace.h - the encoding side of the tf trace format, version 4
  * (trace-format/FORMAT.md), as one freestanding C header.
  *
  * No libc is used: only <stdint.h> and <stddef.h>, which are freestanding.
@@ -92,7 +92,7 @@
  * 1. Constants
  * ------------------------------------------------------------------------ */
 
-#define TF_FORMAT_VERSION 3u
+#define TF_FORMAT_VERSION 4u
 #define TF_KIND_BLOCKS 1u
 #define TF_KIND_THREAD 2u
 
@@ -176,6 +176,8 @@ enum tf_thread_exit_how { TF_EXIT_ENDED = 0, TF_EXIT_PROCESS = 1 };
  * ends once its executions have TF_RUN_OPS operands or more. */
 #define TF_MAX_RUN 64u
 #define TF_RUN_OPS 256u
+/* The longest run a block record carries as its prefix (section 6.1). */
+#define TF_MAX_RUN_PREFIX 3u
 #define TF_MAX_OP_SIZE 4096
 
 #if defined(__GNUC__)
@@ -978,12 +980,17 @@ TF__NOINLINE int tf__enc_record(tf_encoder *e, uint32_t id, const tf_block_info 
 {
     uint8_t *p, *q;
     uint32_t j;
+    uint64_t prefix;
     for (;;) {
+        int closed;
         if (all_pred < 0) {
             e->s.error = 1;
             return -1;
         }
-        if (!tf__enc_write_run(e)) {
+        /* a complete execution carries a short pending run as its prefix
+         * (section 6.1); otherwise the run is a record of its own */
+        closed = (partial || e->pending > TF_MAX_RUN_PREFIX) && tf__enc_write_run(e);
+        if (!closed) {
             if (TF__LIKELY(e->s.len + tf__enc_record_max(n_ops) <= e->s.cap))
                 break;
             /* only with a buffer smaller than tf_enc_mem_size asks for */
@@ -991,11 +998,15 @@ TF__NOINLINE int tf__enc_record(tf_encoder *e, uint32_t id, const tf_block_info 
                 e->s.error = 1;
                 return -1;
             }
-            tf__enc_close(e);
+            if (!tf__enc_write_run(e))
+                tf__enc_close(e);
         }
         s = tf__enc_successor(e, id, b, partial);
         all_pred = tf__enc_operands(e, id, b, n_ops, addrs);
     }
+    prefix = e->pending;
+    e->pending = 0;
+    e->pending_ops = 0;
     p = q = tf_stream_tail(&e->s);
     if (partial) {
         uint8_t ev[2 * TF_VARINT_MAX];
@@ -1004,7 +1015,7 @@ TF__NOINLINE int tf__enc_record(tf_encoder *e, uint32_t id, const tf_block_info 
         q += tf_put_varint(q, (TF_EV_PARTIAL << 2) | 2);
         q += tf_put_bytes(q, ev, n);
     }
-    q += tf_put_varint(q, (s << 3) | (all_pred ? 0 : 4));
+    q += tf_put_varint(q, (s << 5) | (prefix << 3) | (all_pred ? 0 : 4));
     if (!all_pred)
         for (j = 0; j < n_ops; j++)
             q += tf_put_varint(q, e->scratch[j]);

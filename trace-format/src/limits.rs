@@ -14,6 +14,10 @@
 /// run record's header always fits in one byte.
 pub const MAX_RUN: u64 = 64;
 
+/// The longest run a block record carries as its prefix (§6.1, version 4):
+/// the two bits of the record's header that hold it.
+pub const MAX_RUN_PREFIX: u64 = 3;
+
 /// A run record ends as soon as its executions have this many memory
 /// operands or more: every execution of a run but its last starts below
 /// this count (§6.1).

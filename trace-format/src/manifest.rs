@@ -210,7 +210,7 @@ impl Manifest {
     /// ```
     /// // {"version": 1}
     /// let e = tf_trace::Manifest::from_bytes(&[0x81, 0xa7, b'v', b'e', b'r', b's', b'i', b'o', b'n', 1]);
-    /// assert_eq!(e.unwrap_err(), "manifest version 1, this reader knows 2 to 3");
+    /// assert_eq!(e.unwrap_err(), "manifest version 1, this reader knows 2 to 4");
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Manifest, String> {
         let m: Manifest =
@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(m.exit_code, None);
         assert_eq!(m.exit_signal, Some(11));
         assert!(!m.complete);
-        assert_eq!(m.version, 3);
+        assert_eq!(m.version, 4);
         assert!(m.only.is_empty() && m.threads.is_empty());
     }
 

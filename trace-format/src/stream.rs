@@ -12,7 +12,7 @@ pub const STREAM_MAGIC: &[u8; 8] = b"TFSTREAM";
 /// `TFCK`, the first 4 bytes of every chunk.
 pub const CHUNK_MAGIC: &[u8; 4] = b"TFCK";
 /// The format version this crate writes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// The oldest format version this crate reads (version 2 is version 3
 /// without `loop_chunk` and `static_loop` events).
 pub const OLDEST_VERSION: u32 = 2;
@@ -50,6 +50,7 @@ pub enum StreamKind {
 /// ```
 /// let p = tf_trace::TableParams::default();
 /// assert_eq!((p.addr_table_bits, p.succ_table_bits, p.ret_stack_depth), (14, 12, 64));
+/// assert!(p.run_prefix); // the current version's record layout
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableParams {
@@ -59,6 +60,9 @@ pub struct TableParams {
     pub succ_table_bits: u8,
     /// Return-stack capacity, 1..=255.
     pub ret_stack_depth: u8,
+    /// Block records carry a run prefix (§6.1): true for a version 4
+    /// stream, false for version 2 and 3 (the header's `version` says which).
+    pub run_prefix: bool,
 }
 
 impl Default for TableParams {
@@ -67,6 +71,7 @@ impl Default for TableParams {
             addr_table_bits: 14,
             succ_table_bits: 12,
             ret_stack_depth: 64,
+            run_prefix: true,
         }
     }
 }
@@ -125,15 +130,22 @@ impl StreamHeader {
                 addr_table_bits: 0,
                 succ_table_bits: 0,
                 ret_stack_depth: 0,
+                run_prefix: true,
             },
         }
     }
 
-    /// The header's 32 bytes, `header_crc` included.
+    /// The header's 32 bytes, `header_crc` included. A thread stream
+    /// without [`run_prefix`](TableParams::run_prefix) is version 3.
     pub fn encode(&self) -> [u8; FILE_HEADER_LEN] {
         let mut h = [0u8; FILE_HEADER_LEN];
         h[..8].copy_from_slice(STREAM_MAGIC);
-        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        let version = if self.kind == StreamKind::Thread && !self.params.run_prefix {
+            3
+        } else {
+            VERSION
+        };
+        h[8..12].copy_from_slice(&version.to_le_bytes());
         h[12..16].copy_from_slice(&(self.kind as u32).to_le_bytes());
         h[16..24].copy_from_slice(&self.tid.to_le_bytes());
         h[24] = self.params.addr_table_bits;
@@ -177,6 +189,7 @@ impl StreamHeader {
             addr_table_bits: h[24],
             succ_table_bits: h[25],
             ret_stack_depth: h[26],
+            run_prefix: version >= 4,
         };
         if h[27] != 0 {
             return bad(format!("reserved byte 27 is {}, expected 0", h[27]));
@@ -186,7 +199,12 @@ impl StreamHeader {
                 if tid != 0 {
                     return bad(format!("tid {tid} in a block table, expected 0"));
                 }
-                if params != StreamHeader::block_table().params {
+                if (
+                    params.addr_table_bits,
+                    params.succ_table_bits,
+                    params.ret_stack_depth,
+                ) != (0, 0, 0)
+                {
                     return bad("table parameters in a block table, expected 0".into());
                 }
             }

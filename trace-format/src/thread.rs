@@ -32,7 +32,9 @@ pub struct ChunkStats {
     pub payload_bytes: u64,
     /// Run records.
     pub run_records: u64,
-    /// Block executions given by run records.
+    /// Block records with a run prefix (§6.1, version 4).
+    pub run_prefixes: u64,
+    /// Block executions given by run records and run prefixes.
     pub run_blocks: u64,
     /// Block records.
     pub block_records: u64,
@@ -61,6 +63,7 @@ impl ChunkStats {
     pub fn add(&mut self, o: &ChunkStats) {
         self.payload_bytes += o.payload_bytes;
         self.run_records += o.run_records;
+        self.run_prefixes += o.run_prefixes;
         self.run_blocks += o.run_blocks;
         self.block_records += o.block_records;
         self.explicit += o.explicit;
@@ -100,6 +103,11 @@ enum Step {
 struct Core<'t> {
     table: &'t BlockTable,
     pred: Predictor,
+    /// Block records carry a run prefix (version 4).
+    run_prefix: bool,
+    /// The block record whose run prefix is being replayed: its successor
+    /// code, `has_addresses` and where its header was; its body is at `pos`.
+    prefixed: Option<(u64, bool, usize)>,
     run_left: u64,
     run_pos: usize,
     /// Operands of the current run's executions so far (§9).
@@ -117,6 +125,8 @@ impl<'t> Core<'t> {
         Core {
             table,
             pred: Predictor::new(params),
+            run_prefix: params.run_prefix,
+            prefixed: None,
             run_left: 0,
             run_pos: 0,
             run_ops: 0,
@@ -129,6 +139,7 @@ impl<'t> Core<'t> {
 
     fn start(&mut self) {
         self.pred.reset();
+        self.prefixed = None;
         self.run_left = 0;
         self.pos = 0;
         self.n_acc = 0;
@@ -152,6 +163,9 @@ impl<'t> Core<'t> {
             return self.run_step::<ADDR>();
         }
         let mut cur = Cursor::at(payload, self.pos);
+        if let Some((s, has_addr, rpos)) = self.prefixed.take() {
+            return self.block_record::<ADDR>(s, has_addr, rpos, None, &mut cur);
+        }
         let mut partial: Option<(u64, u64, usize)> = None;
         loop {
             if cur.is_empty() {
@@ -165,61 +179,29 @@ impl<'t> Core<'t> {
             let h = cur.varint()?;
             match h & 3 {
                 0 => {
-                    let s = h >> 3;
-                    let has_addr = h & 4 != 0;
-                    let cand = self.pred.candidates();
-                    let (id, via) = match s {
-                        0 => (cand[0], Via::Candidate0),
-                        1 => (cand[1], Via::Candidate1),
-                        _ => {
-                            let id = s - 2;
-                            if id >= self.table.len() as u64 {
-                                return Err(DecodeError::new(
-                                    rpos,
-                                    format!(
-                                        "block {id} not in the block table ({} blocks)",
-                                        self.table.len()
-                                    ),
-                                ));
-                            }
-                            (id as BlockId, Via::Explicit)
-                        }
+                    let (r, s) = if self.run_prefix {
+                        ((h >> 3) & 3, h >> 5)
+                    } else {
+                        (0, h >> 3)
                     };
-                    if id == NONE {
+                    let has_addr = h & 4 != 0;
+                    if r == 0 {
+                        return self.block_record::<ADDR>(s, has_addr, rpos, partial, &mut cur);
+                    }
+                    // a run of r executions first (§6.1), then this record
+                    if let Some((_, _, p)) = partial {
                         return Err(DecodeError::new(
-                            rpos,
-                            format!("successor candidate {s} does not exist"),
+                            p,
+                            "partial event followed by a block record with a run prefix",
                         ));
                     }
-                    let rec = self.table.rec(id);
-                    let (insns, n_ops) = match partial {
-                        None => (rec.n_insns, rec.n_ops),
-                        Some((ni, no, p)) => {
-                            if ni == 0 || ni > rec.n_insns as u64 || no > rec.n_ops as u64 {
-                                return Err(DecodeError::new(
-                                    p,
-                                    format!(
-                                        "partial execution of {ni} instructions and {no} operands of block {id} ({} and {})",
-                                        rec.n_insns, rec.n_ops
-                                    ),
-                                ));
-                            }
-                            (ni as u32, no as u32)
-                        }
-                    };
-                    self.stats.block_records += 1;
-                    self.stats.explicit += (via == Via::Explicit) as u64;
-                    self.stats.with_addresses += has_addr as u64;
-                    self.stats.partial += partial.is_some() as u64;
-                    self.exec::<ADDR>(id, insns, n_ops, partial.is_none(), has_addr, &mut cur)?;
                     self.pos = cur.pos();
-                    return Ok(Step::Block {
-                        block: id,
-                        insns,
-                        operands: n_ops,
-                        complete: partial.is_none(),
-                        via,
-                    });
+                    self.stats.run_prefixes += 1;
+                    self.run_pos = rpos;
+                    self.run_ops = 0;
+                    self.run_left = r - 1;
+                    self.prefixed = Some((s, has_addr, rpos));
+                    return self.run_step::<ADDR>();
                 }
                 2 => {
                     let ty = h >> 2;
@@ -288,6 +270,72 @@ impl<'t> Core<'t> {
                 }
             }
         }
+    }
+
+    /// A block record's successor code `s` and body at `cur` (its header
+    /// read at `rpos`), after the `partial` event if one came before it.
+    #[inline(always)]
+    fn block_record<const ADDR: bool>(
+        &mut self,
+        s: u64,
+        has_addr: bool,
+        rpos: usize,
+        partial: Option<(u64, u64, usize)>,
+        cur: &mut Cursor<'_>,
+    ) -> Result<Step, DecodeError> {
+        let cand = self.pred.candidates();
+        let (id, via) = match s {
+            0 => (cand[0], Via::Candidate0),
+            1 => (cand[1], Via::Candidate1),
+            _ => {
+                let id = s - 2;
+                if id >= self.table.len() as u64 {
+                    return Err(DecodeError::new(
+                        rpos,
+                        format!(
+                            "block {id} not in the block table ({} blocks)",
+                            self.table.len()
+                        ),
+                    ));
+                }
+                (id as BlockId, Via::Explicit)
+            }
+        };
+        if id == NONE {
+            return Err(DecodeError::new(
+                rpos,
+                format!("successor candidate {s} does not exist"),
+            ));
+        }
+        let rec = self.table.rec(id);
+        let (insns, n_ops) = match partial {
+            None => (rec.n_insns, rec.n_ops),
+            Some((ni, no, p)) => {
+                if ni == 0 || ni > rec.n_insns as u64 || no > rec.n_ops as u64 {
+                    return Err(DecodeError::new(
+                        p,
+                        format!(
+                            "partial execution of {ni} instructions and {no} operands of block {id} ({} and {})",
+                            rec.n_insns, rec.n_ops
+                        ),
+                    ));
+                }
+                (ni as u32, no as u32)
+            }
+        };
+        self.stats.block_records += 1;
+        self.stats.explicit += (via == Via::Explicit) as u64;
+        self.stats.with_addresses += has_addr as u64;
+        self.stats.partial += partial.is_some() as u64;
+        self.exec::<ADDR>(id, insns, n_ops, partial.is_none(), has_addr, cur)?;
+        self.pos = cur.pos();
+        Ok(Step::Block {
+            block: id,
+            insns,
+            operands: n_ops,
+            complete: partial.is_none(),
+            via,
+        })
     }
 
     #[inline(always)]

@@ -759,9 +759,17 @@ impl ThreadState {
             }
             surprise = Some(s);
         }
-        if self.write_pending_run(sink)? {
-            surprise = None; // the state was reset: encode again
-        }
+        // A complete execution carries a short pending run as its prefix
+        // (§6.1); otherwise the run is a record of its own.
+        let prefix = if complete && self.pending <= limits::MAX_RUN_PREFIX {
+            self.pending_ops = 0;
+            std::mem::take(&mut self.pending)
+        } else {
+            if self.write_pending_run(sink)? {
+                surprise = None; // the state was reset: encode again
+            }
+            0
+        };
         let cand = self.pred.candidates();
         let code = if cand[0] == id {
             0
@@ -778,7 +786,7 @@ impl ThreadState {
         if let Some(ni) = partial {
             event::encode_fields(buf, event::PARTIAL, &[ni as u64, n_ops as u64]);
         }
-        varint::put(buf, code << 3 | (has_addr as u64) << 2);
+        varint::put(buf, code << 5 | prefix << 3 | (has_addr as u64) << 2);
         if has_addr {
             buf.extend_from_slice(&self.scratch);
         }

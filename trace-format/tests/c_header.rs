@@ -114,6 +114,7 @@ fn parse_log(path: &Path) -> Log {
                     addr_table_bits: n(2) as u8,
                     succ_table_bits: n(3) as u8,
                     ret_stack_depth: n(4) as u8,
+                    run_prefix: true,
                 };
                 log.threads
                     .insert(n(1), (params, n(5) as usize, Vec::new()));

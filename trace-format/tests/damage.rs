@@ -218,7 +218,7 @@ fn wrong_headers_are_named() {
                 fix_crc(&mut h);
                 h
             },
-            "version 1, this reader knows 2 to 3",
+            "version 1, this reader knows 2 to 4",
         ),
         (
             {
@@ -237,6 +237,7 @@ fn wrong_headers_are_named() {
                     addr_table_bits: 0,
                     succ_table_bits: 0,
                     ret_stack_depth: 0,
+                    run_prefix: true,
                 },
             ),
             "kind 1 (block table), expected 2 (thread)",
@@ -317,13 +318,13 @@ fn chunk_framing_errors() {
     let d = TempDir::new("framing");
     one_block_trace(d.path());
     let mut f = header_bytes(StreamKind::Thread, 1, TableParams::default()).to_vec();
-    let c0 = chunk(0, &[16]); // explicit block 0
+    let c0 = chunk(0, &[2 << 5]); // explicit block 0
     let name = d.join("thread-1.tfc").display().to_string();
 
     // Chunks out of order: the second chunk says seq 2.
     let mut g = f.clone();
     g.extend(&c0);
-    g.extend(chunk(2, &[16]));
+    g.extend(chunk(2, &[2 << 5]));
     std::fs::write(d.join("thread-1.tfc"), &g).unwrap();
     let trace = Trace::open(d.path()).unwrap();
     let (got, err) = read_all(&trace, 1);
@@ -363,7 +364,7 @@ fn chunk_framing_errors() {
     // A good chunk, then one that passes its checksum but does not decode:
     // nothing of the second chunk is returned, not even its first record.
     f.extend(&c0);
-    f.extend(chunk(1, &[16, 8]));
+    f.extend(chunk(1, &[2 << 5, 1 << 5]));
     std::fs::write(d.join("thread-1.tfc"), &f).unwrap();
     let trace = Trace::open(d.path()).unwrap();
     let (got, err) = read_all(&trace, 1);
@@ -391,19 +392,23 @@ fn payloads_that_do_not_decode() {
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (vec![1], "payload byte 0: run: successor candidate 0 does not exist"),
         (vec![0], "payload byte 0: successor candidate 0 does not exist"),
-        (vec![3 << 3], "payload byte 0: block 1 not in the block table (1 blocks)"),
+        (vec![3 << 5], "payload byte 0: block 1 not in the block table (1 blocks)"),
         (vec![0x80], "payload byte 0: record cut short by the end of the chunk"),
         (vec![0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02], "payload byte 0: varint longer than 64 bits"),
         (vec![2, 2, 1, 1], "payload byte 0: partial event at the end of the chunk"),
         (vec![2, 2, 1, 0, 6, 0], "payload byte 0: partial event not followed by a block record"),
-        (vec![16, 2, 2, 1, 0, 1], "payload byte 1: partial event followed by a run"),
-        (vec![2, 2, 2, 0, 16], "payload byte 0: partial execution of 2 instructions and 0 operands of block 0 (1 and 0)"),
-        (vec![2, 2, 0, 0, 16], "payload byte 0: partial execution of 0 instructions and 0 operands of block 0 (1 and 0)"),
-        (vec![2, 2, 1, 1, 16], "payload byte 0: partial execution of 1 instructions and 1 operands of block 0 (1 and 0)"),
-        (vec![2, 3, 1, 0, 0, 16], "payload byte 0: partial event: bytes left over in payload"),
+        (vec![64, 2, 2, 1, 0, 1], "payload byte 1: partial event followed by a run"),
+        (vec![2, 2, 2, 0, 64], "payload byte 0: partial execution of 2 instructions and 0 operands of block 0 (1 and 0)"),
+        (vec![2, 2, 0, 0, 64], "payload byte 0: partial execution of 0 instructions and 0 operands of block 0 (1 and 0)"),
+        (vec![2, 2, 1, 1, 64], "payload byte 0: partial execution of 1 instructions and 1 operands of block 0 (1 and 0)"),
+        (vec![2, 3, 1, 0, 0, 64], "payload byte 0: partial event: bytes left over in payload"),
         (vec![14, 3, 0, 1, 2], "payload byte 0: event type 3: 1 bytes left over in payload"),
         (vec![14, 1, 0], "payload byte 0: event type 3: payload too short"),
         (vec![14, 5, 0], "payload byte 1: 5 bytes announced, 1 left in the chunk"),
+        // run prefixes (§6.1): r = 1 at the first record, which has no candidates
+        (vec![1 << 3], "payload byte 0: run: successor candidate 0 does not exist"),
+        (vec![64, 2, 2, 1, 0, 64 | 1 << 3], "payload byte 1: partial event followed by a block record with a run prefix"),
+        (vec![64, 64, 3 << 5 | 1 << 3], "payload byte 2: block 1 not in the block table (1 blocks)"),
     ];
     for (payload, what) in cases {
         let mut f = h.to_vec();
@@ -511,8 +516,8 @@ fn unvalidated_readers_never_return_data_from_a_chunk_that_does_not_decode() {
     one_block_trace(d.path());
     // Block 0, block 0, then block 5, which the table does not have.
     let mut f = header_bytes(StreamKind::Thread, 1, TableParams::default()).to_vec();
-    f.extend(chunk(0, &[2 << 3, 2 << 3]));
-    f.extend(chunk(1, &[2 << 3, 2 << 3, 7 << 3]));
+    f.extend(chunk(0, &[2 << 5, 2 << 5]));
+    f.extend(chunk(1, &[2 << 5, 2 << 5, 0xe0, 0x01])); // (5 + 2) << 5, a varint
     std::fs::write(d.join("thread-1.tfc"), &f).unwrap();
     let trace = Trace::open(d.path()).unwrap();
     for round in 0..2 {

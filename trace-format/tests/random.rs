@@ -93,6 +93,7 @@ fn one_case(seed: u64) {
         addr_table_bits: 8 + rng.below(7) as u8,
         succ_table_bits: 8 + rng.below(5) as u8,
         ret_stack_depth: [1, 2, 3, 8, 64, 255][rng.below(6) as usize],
+        run_prefix: true,
     };
     let chunk_target = [1, 3, 17, 64, 500, 1 << 20][rng.below(6) as usize];
     let d = TempDir::new("random");

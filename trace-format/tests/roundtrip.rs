@@ -20,11 +20,43 @@ fn canonical_bytes_of_a_self_loop() {
     let b = no_ops_block(&mut w, 0x1000, 2, EndKind::Jump);
     w.thread(1).unwrap().seq(&[b, b, b, b]).unwrap();
     w.finish().unwrap();
-    // explicit 0 (h = 2 << 3), explicit 0 again (no successor learned yet),
+    // explicit 0 (h = 2 << 5), explicit 0 again (no successor learned yet),
     // then a run of 2 (h = (2 - 1) << 1 | 1).
-    assert_eq!(payloads(&d.join("thread-1.tfc")), vec![vec![16, 16, 3]]);
+    assert_eq!(payloads(&d.join("thread-1.tfc")), vec![vec![64, 64, 3]]);
     let t = Trace::open(d.path()).unwrap();
     assert_eq!(read_via(&t, 1), vec![(b, E), (b, E), (b, Run), (b, Run)]);
+}
+
+/// A run of at most 3 executions is the prefix of the block record after
+/// it (FORMAT.md §6.1, bits 3-4 of the header); a longer one, or one before
+/// a partial execution, is a record of its own.
+#[test]
+fn short_runs_are_prefixes_of_the_next_block_record() {
+    let d = TempDir::new("prefix");
+    let mut w = TraceWriter::create(d.path()).unwrap();
+    let b = no_ops_block(&mut w, 0x1000, 2, EndKind::Jump);
+    let c = no_ops_block(&mut w, 0x2000, 2, EndKind::Jump);
+    w.thread(1)
+        .unwrap()
+        .seq(&[b, b, b, b, c, b, b, b, b, b, b, c])
+        .unwrap();
+    w.thread(1).unwrap().exec_partial(b, 1, &[]).unwrap();
+    w.finish().unwrap();
+    // b, b explicit (64); a run of 2 as the prefix of c, explicit:
+    // (1 + 2) << 5 | 2 << 3 = 112; c -> b learnt nothing yet: b explicit (64);
+    // b explicit again (the table holds b -> c, so b is candidate 1: 1 << 5);
+    // then a run of 4 (7) before c, candidate 1 of b (32); b, after c, is
+    // candidate 0 of c but partial: the partial event (2, 2, 1, 0) and b (0).
+    assert_eq!(
+        payloads(&d.join("thread-1.tfc")),
+        vec![vec![64, 64, 112, 64, 32, 7, 32, 2, 2, 1, 0, 0]]
+    );
+    let t = Trace::open(d.path()).unwrap();
+    let via: Vec<Via> = read_via(&t, 1).into_iter().map(|(_, v)| v).collect();
+    assert_eq!(
+        via,
+        vec![E, E, Run, Run, E, E, C1, Run, Run, Run, Run, C1, C0]
+    );
 }
 
 #[test]
@@ -336,7 +368,7 @@ fn one_record_per_chunk_starts_every_chunk_fresh() {
     w.finish().unwrap();
     assert_eq!(
         payloads(&d.join("thread-1.tfc")),
-        vec![vec![16], vec![16], vec![16]]
+        vec![vec![64], vec![64], vec![64]]
     );
 }
 
@@ -349,6 +381,7 @@ fn table_collisions_with_small_tables() {
             addr_table_bits: 8,
             succ_table_bits: 8,
             ret_stack_depth: 2,
+            run_prefix: true,
         },
     };
     let mut w = TraceWriter::create_with(d.path(), opts).unwrap();
