@@ -470,3 +470,64 @@ fn stripped_openmp_programs_are_cut_alike() {
         "{about}"
     );
 }
+
+/// A trace without worksharing events, as the Pin tool writes them (the
+/// Valgrind tool's `--tf-worksharing=no` records the run the same way):
+/// `auto` keeps each call of an outlined function whole and says why, and
+/// `iter:FN` of an outlined function is refused rather than cut at the
+/// runtime's chunk loop or in thread order.
+#[test]
+fn traces_without_worksharing_events_say_so() {
+    let dir = tempdir();
+    let t = dir.path().join("unrecorded");
+    let out = tf()
+        .arg("trace")
+        .arg("-o")
+        .arg(&t)
+        .arg("--")
+        .arg(workload_at("omp_schedules", "-O2"))
+        .args([&N.to_string(), "all"])
+        .env("TF_TRACER_ARGS", "--tf-worksharing=no")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let trace = tf_trace::Trace::open(&t).unwrap();
+    assert!(!trace.manifest().unwrap().worksharing);
+    let r = analyze_json(&t, &["--warp", "32"]);
+    // 8 parallel regions of 4 threads, one unit per call
+    assert_eq!(width(&r, 32)["units"], 8 * 4);
+    let warnings: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "the tracer (tf-valgrind) did not record which iterations the OpenMP runtime handed \
+          each thread: each call of an OpenMP outlined function is one unit, not each \
+          iteration (tf trace --backend valgrind records them)"
+        ]
+    );
+    for f in ["fill_dynamic3._omp_fn.0", "fill_static._omp_fn.0"] {
+        let out = tf()
+            .arg("analyze")
+            .arg(&t)
+            .args(["--unit", &format!("iter:{f}")])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{f}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{f} is an OpenMP outlined function and the tracer"
+            )),
+            "{f}: {err}"
+        );
+    }
+}

@@ -49,6 +49,7 @@ extern Bool tf_disabled;        /* in a forked child: record nothing */
 extern Bool tf_verbose;         /* --tf-verbose=yes: describe roles on stderr */
 extern Int tf_bench;            /* --tf-bench: skip work, to measure where time goes */
 extern Int tf_encoders;         /* --tf-encoders: encoder threads (0: one per spare core) */
+extern Bool tf_worksharing;     /* --tf-worksharing: loop_chunk and static_loop events */
 
 /* Like tf_error, then writes what was recorded and exits with status 1:
  * for what the trace format cannot hold (Valgrind thread only). */

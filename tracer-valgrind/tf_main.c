@@ -23,6 +23,7 @@ Bool tf_disabled;
 Bool tf_verbose;
 Int tf_bench;
 Int tf_encoders;
+Bool tf_worksharing = True;
 
 IRSB *tf_instrument(VgCallbackClosure *closure, IRSB *sbIn, const VexGuestLayout *layout,
                     const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
@@ -51,6 +52,7 @@ static Bool process_option(const HChar *arg)
    } else if VG_BOOL_CLO (arg, "--tf-verbose", tf_verbose) {
    } else if VG_INT_CLO (arg, "--tf-bench", tf_bench) {
    } else if VG_BINT_CLO (arg, "--tf-encoders", tf_encoders, 0, 8) {
+   } else if VG_BOOL_CLO (arg, "--tf-worksharing", tf_worksharing) {
    } else {
       return False;
    }
@@ -69,7 +71,9 @@ static void print_usage(void)
 static void print_debug_usage(void)
 {
    VG_(printf)("    --tf-bench=0|1|2      measure where time goes: 1 drops the raw records,\n"
-               "                          2 runs the state machine but not the encoder [0]\n");
+               "                          2 runs the state machine but not the encoder [0]\n"
+               "    --tf-worksharing=no   record no loop_chunk or static_loop events, as the Pin\n"
+               "                          tool (manifest key worksharing false) [yes]\n");
 }
 
 static void fatal(const HChar *msg, const HChar *arg)

@@ -53,6 +53,7 @@ static void build_manifest(tf_mp *mp, const TfOutcome *o)
    run.have_exit_code = o->have_exit_code;
    run.exit_code = o->exit_code;
    run.exit_signal = o->exit_signal;
+   run.worksharing = tf_worksharing; /* tf_omp.c, from the preload library's wrappers */
    tf_manifest_common(mp, &run);
    tf_mp_cstr(mp, "threads");
    tf_threads_manifest(mp, &traced, &skipped);

@@ -121,6 +121,8 @@ static void chunk(Thread *t, ULong lo, ULong hi, ULong stride)
 Bool tf_omp_request(Thread *t, const UWord *a)
 {
    UInt i;
+   if (!tf_worksharing) /* --tf-worksharing=no: the requests are known, not recorded */
+      return a[0] >= TF_REQ_LOOP_BEGIN && a[0] <= TF_REQ_TEAM_PLACE;
    switch (a[0]) {
    case TF_REQ_LOOP_BEGIN:
       join(t, a[1], a[2], a[3], a[4], a[5]);

@@ -6,7 +6,7 @@ use crate::analysis::{Error, Progress};
 use crate::cfg::Cfgs;
 use crate::loops::outermost_loop;
 use crate::scan::{ScanJob, ThreadScan};
-use crate::unit_rule::UnitsRule;
+use crate::unit_rule::{is_outlined, UnitsRule};
 use crate::units::Cutter;
 use crate::worksharing::{
     check_numbering, Iteration, IterationLoop, IterationPlan, LoopCensus, LoopSite,
@@ -26,6 +26,60 @@ pub(crate) struct Recut {
 /// the units are; `name` names a function by its entry.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn recut(
+    rule: &UnitsRule,
+    cut_again: bool,
+    unit: &str,
+    scans: &mut [ThreadScan],
+    cfgs: &Cfgs,
+    job: &ScanJob,
+    name: &dyn Fn(u64) -> String,
+    progress: &dyn Progress,
+) -> Result<Recut, Error> {
+    let unrecorded = unrecorded_loops(rule, job, name)?;
+    let mut recut = cut(rule, cut_again, unit, scans, cfgs, job, name, progress)?;
+    recut.warnings.splice(0..0, unrecorded);
+    Ok(recut)
+}
+
+/// A tracer that cannot record what the OpenMP runtime handed each thread
+/// (the Pin tool, manifest key `worksharing`) leaves no worksharing loop to
+/// cut, whatever the program ran: `auto` is told so in a warning, and
+/// `iter:FN` of an outlined function is refused (its outermost loop would be
+/// the runtime's chunk loop, or the iterations in thread order).
+fn unrecorded_loops(
+    rule: &UnitsRule,
+    job: &ScanJob,
+    name: &dyn Fn(u64) -> String,
+) -> Result<Option<String>, Error> {
+    let Some(tracer) = job
+        .trace
+        .manifest()
+        .filter(|m| !m.worksharing)
+        .map(|m| &m.tracer)
+    else {
+        return Ok(None);
+    };
+    let why = format!(
+        "the tracer ({tracer}) did not record which iterations the OpenMP runtime handed each \
+         thread"
+    );
+    match rule {
+        UnitsRule::OpenMp(_) => Ok(Some(format!(
+            "{why}: each call of an OpenMP outlined function is one unit, not each iteration \
+             (tf trace --backend valgrind records them)"
+        ))),
+        UnitsRule::Iterations(spec, entries) if entries.iter().any(|&e| is_outlined(&name(e))) => {
+            Err(Error::Iterations(format!(
+                "{spec} is an OpenMP outlined function and {why}, so its iterations cannot be \
+                 numbered (tf trace --backend valgrind records them)"
+            )))
+        }
+        _ => Ok(None),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cut(
     rule: &UnitsRule,
     cut_again: bool,
     unit: &str,

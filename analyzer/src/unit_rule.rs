@@ -107,7 +107,7 @@ impl UnitsRule {
             UnitSpec::Iter(f) => UnitsRule::Iterations(f.clone(), entries(f)?),
             UnitSpec::Auto => {
                 let omp: HashSet<u64> = symbols
-                    .matching(|n| n.contains("._omp_fn.") || n.contains(".omp_outlined."))
+                    .matching(is_outlined)
                     .into_iter()
                     .filter_map(|f| symbols.entry(f))
                     .collect();
@@ -166,6 +166,12 @@ impl UnitsRule {
     }
 }
 
+/// Whether a raw symbol names an OpenMP outlined function (GCC's
+/// `FN._omp_fn.N`, clang's `.omp_outlined.`).
+pub(crate) fn is_outlined(name: &str) -> bool {
+    name.contains("._omp_fn.") || name.contains(".omp_outlined.")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,3 +185,4 @@ mod tests {
         assert!("iter:".parse::<UnitSpec>().unwrap_err().contains("missing"));
     }
 }
+

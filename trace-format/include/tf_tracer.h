@@ -347,12 +347,13 @@ typedef struct tf_manifest_run {
     size_t n_exclude;
     int complete, have_exit_code, exit_signal; /* exit_signal 0 = none */
     int64_t exit_code;
+    int worksharing; /* the tracer writes loop_chunk and static_loop events */
 } tf_manifest_run;
 
 /* Number of keys tf_manifest_common writes; the tracer adds `threads`,
  * `modules`, `traced_instructions`, `skipped_instructions` and `blocks`. */
-#define TF_MANIFEST_COMMON_KEYS 14
-#define TF_MANIFEST_KEYS 19
+#define TF_MANIFEST_COMMON_KEYS 15
+#define TF_MANIFEST_KEYS 20
 
 /* Opens the manifest map and writes the keys every tracer knows the same way. */
 static inline void tf_manifest_common(tf_mp *mp, const tf_manifest_run *r)
@@ -392,6 +393,8 @@ static inline void tf_manifest_common(tf_mp *mp, const tf_manifest_run *r)
         tf_mp_int(mp, r->exit_signal);
     else
         tf_mp_nil(mp);
+    tf_mp_cstr(mp, "worksharing");
+    tf_mp_bool(mp, r->worksharing);
 }
 
 /* One entry of the manifest's `threads` array. */

@@ -161,6 +161,11 @@ pub struct Manifest {
     pub exit_code: Option<i64>,
     /// The signal that killed it, if one did.
     pub exit_signal: Option<i64>,
+    /// The tracer writes `loop_chunk` and `static_loop` events (§6.6, §6.7)
+    /// for the OpenMP worksharing loops the program runs. False: it cannot,
+    /// and their absence does not mean there were none (default true: the
+    /// traces written before this key are the Valgrind tool's, which does).
+    pub worksharing: bool,
     /// Per thread.
     pub threads: Vec<ThreadSummary>,
     /// Per module.
@@ -190,6 +195,7 @@ impl Default for Manifest {
             complete: false,
             exit_code: None,
             exit_signal: None,
+            worksharing: true,
             threads: Vec::new(),
             modules: Vec::new(),
             traced_instructions: 0,
