@@ -185,4 +185,3 @@ mod tests {
         assert!("iter:".parse::<UnitSpec>().unwrap_err().contains("missing"));
     }
 }
-
