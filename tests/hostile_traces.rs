@@ -118,7 +118,7 @@ fn runs_beyond_the_limits_are_damage_and_cost_nothing() {
     assert!(stdout.contains("20"), "{stdout}");
     // Block 0 twice (so that it is its own candidate 0), then a run of 2^63
     // executions (a 10-byte varint).
-    let mut payload = vec![2 << 3, 2 << 3];
+    let mut payload = vec![2 << 5, 2 << 5];
     let mut h = u64::MAX;
     while h >= 0x80 {
         payload.push(h as u8 | 0x80);
@@ -142,7 +142,7 @@ fn runs_beyond_the_limits_are_damage_and_cost_nothing() {
     // Runs of blocks with many operands end at 256 operands.
     let d = tempdir();
     small_trace(d.path(), &"1r8 ".repeat(200));
-    replace_last_chunk(d.path(), &[2 << 3, 2 << 3, (2 << 1) | 1]);
+    replace_last_chunk(d.path(), &[2 << 5, 2 << 5, (2 << 1) | 1]);
     let (status, _, stderr) = quick(&["info"], d.path());
     assert_eq!(status, 3, "{stderr}");
     assert!(
@@ -156,9 +156,9 @@ fn nothing_is_used_from_a_chunk_that_does_not_decode() {
     let d = tempdir();
     small_trace(d.path(), "1 1 jump");
     // Block 0 twice (4 instructions), then a record naming block 7, which
-    // the table does not have: the chunk's checksum is right, its content
-    // not.
-    replace_last_chunk(d.path(), &[2 << 3, 2 << 3, 9 << 3]);
+    // the table does not have ((7 + 2) << 5, a two-byte varint): the chunk's
+    // checksum is right, its content not.
+    replace_last_chunk(d.path(), &[2 << 5, 2 << 5, 0xa0, 0x02]);
     let expect = "payload byte 2: block 7 not in the block table (1 blocks)";
     for cmd in ["info", "analyze"] {
         let (status, stdout, stderr) = run(&[cmd], d.path());
