@@ -103,11 +103,14 @@ enum Step {
 struct Core<'t> {
     table: &'t BlockTable,
     pred: Predictor,
-    /// Block records carry a run prefix (version 4).
-    run_prefix: bool,
-    /// The block record whose run prefix is being replayed: its successor
-    /// code, `has_addresses` and where its header was; its body is at `pos`.
-    prefixed: Option<(u64, bool, usize)>,
+    /// Where a block record's successor code starts: bit 5 when block
+    /// records carry a run prefix (version 4), else bit 3.
+    succ_shift: u32,
+    /// The run prefix's mask (after a shift by 3): 3 in version 4, else 0.
+    prefix_mask: u64,
+    /// The block record at `pos` has had its run prefix: its header is read
+    /// again for the record itself.
+    prefix_done: bool,
     run_left: u64,
     run_pos: usize,
     /// Operands of the current run's executions so far (§9).
@@ -125,8 +128,9 @@ impl<'t> Core<'t> {
         Core {
             table,
             pred: Predictor::new(params),
-            run_prefix: params.run_prefix,
-            prefixed: None,
+            succ_shift: if params.run_prefix { 5 } else { 3 },
+            prefix_mask: if params.run_prefix { 3 } else { 0 },
+            prefix_done: false,
             run_left: 0,
             run_pos: 0,
             run_ops: 0,
@@ -139,7 +143,7 @@ impl<'t> Core<'t> {
 
     fn start(&mut self) {
         self.pred.reset();
-        self.prefixed = None;
+        self.prefix_done = false;
         self.run_left = 0;
         self.pos = 0;
         self.n_acc = 0;
@@ -163,9 +167,6 @@ impl<'t> Core<'t> {
             return self.run_step::<ADDR>();
         }
         let mut cur = Cursor::at(payload, self.pos);
-        if let Some((s, has_addr, rpos)) = self.prefixed.take() {
-            return self.block_record::<ADDR>(s, has_addr, rpos, None, &mut cur);
-        }
         let mut partial: Option<(u64, u64, usize)> = None;
         loop {
             if cur.is_empty() {
@@ -179,29 +180,70 @@ impl<'t> Core<'t> {
             let h = cur.varint()?;
             match h & 3 {
                 0 => {
-                    let (r, s) = if self.run_prefix {
-                        ((h >> 3) & 3, h >> 5)
-                    } else {
-                        (0, h >> 3)
-                    };
-                    let has_addr = h & 4 != 0;
-                    if r == 0 {
-                        return self.block_record::<ADDR>(s, has_addr, rpos, partial, &mut cur);
+                    if (h >> 3) & self.prefix_mask != 0 && !std::mem::take(&mut self.prefix_done) {
+                        if let Some((_, _, p)) = partial {
+                            return Err(DecodeError::new(
+                                p,
+                                "partial event followed by a block record with a run prefix",
+                            ));
+                        }
+                        return self.run_prefix::<ADDR>(h, rpos);
                     }
-                    // a run of r executions first (§6.1), then this record
-                    if let Some((_, _, p)) = partial {
+                    let s = h >> self.succ_shift;
+                    let has_addr = h & 4 != 0;
+                    let cand = self.pred.candidates();
+                    let (id, via) = match s {
+                        0 => (cand[0], Via::Candidate0),
+                        1 => (cand[1], Via::Candidate1),
+                        _ => {
+                            let id = s - 2;
+                            if id >= self.table.len() as u64 {
+                                return Err(DecodeError::new(
+                                    rpos,
+                                    format!(
+                                        "block {id} not in the block table ({} blocks)",
+                                        self.table.len()
+                                    ),
+                                ));
+                            }
+                            (id as BlockId, Via::Explicit)
+                        }
+                    };
+                    if id == NONE {
                         return Err(DecodeError::new(
-                            p,
-                            "partial event followed by a block record with a run prefix",
+                            rpos,
+                            format!("successor candidate {s} does not exist"),
                         ));
                     }
+                    let rec = self.table.rec(id);
+                    let (insns, n_ops) = match partial {
+                        None => (rec.n_insns, rec.n_ops),
+                        Some((ni, no, p)) => {
+                            if ni == 0 || ni > rec.n_insns as u64 || no > rec.n_ops as u64 {
+                                return Err(DecodeError::new(
+                                    p,
+                                    format!(
+                                        "partial execution of {ni} instructions and {no} operands of block {id} ({} and {})",
+                                        rec.n_insns, rec.n_ops
+                                    ),
+                                ));
+                            }
+                            (ni as u32, no as u32)
+                        }
+                    };
+                    self.stats.block_records += 1;
+                    self.stats.explicit += (via == Via::Explicit) as u64;
+                    self.stats.with_addresses += has_addr as u64;
+                    self.stats.partial += partial.is_some() as u64;
+                    self.exec::<ADDR>(id, insns, n_ops, partial.is_none(), has_addr, &mut cur)?;
                     self.pos = cur.pos();
-                    self.stats.run_prefixes += 1;
-                    self.run_pos = rpos;
-                    self.run_ops = 0;
-                    self.run_left = r - 1;
-                    self.prefixed = Some((s, has_addr, rpos));
-                    return self.run_step::<ADDR>();
+                    return Ok(Step::Block {
+                        block: id,
+                        insns,
+                        operands: n_ops,
+                        complete: partial.is_none(),
+                        via,
+                    });
                 }
                 2 => {
                     let ty = h >> 2;
@@ -272,70 +314,18 @@ impl<'t> Core<'t> {
         }
     }
 
-    /// A block record's successor code `s` and body at `cur` (its header
-    /// read at `rpos`), after the `partial` event if one came before it.
+    /// The run of `r` executions that the block record with header `h` at
+    /// `rpos` puts before its own (§6.1): the run's first execution. The
+    /// record's header is read again once the run is over.
     #[inline(always)]
-    fn block_record<const ADDR: bool>(
-        &mut self,
-        s: u64,
-        has_addr: bool,
-        rpos: usize,
-        partial: Option<(u64, u64, usize)>,
-        cur: &mut Cursor<'_>,
-    ) -> Result<Step, DecodeError> {
-        let cand = self.pred.candidates();
-        let (id, via) = match s {
-            0 => (cand[0], Via::Candidate0),
-            1 => (cand[1], Via::Candidate1),
-            _ => {
-                let id = s - 2;
-                if id >= self.table.len() as u64 {
-                    return Err(DecodeError::new(
-                        rpos,
-                        format!(
-                            "block {id} not in the block table ({} blocks)",
-                            self.table.len()
-                        ),
-                    ));
-                }
-                (id as BlockId, Via::Explicit)
-            }
-        };
-        if id == NONE {
-            return Err(DecodeError::new(
-                rpos,
-                format!("successor candidate {s} does not exist"),
-            ));
-        }
-        let rec = self.table.rec(id);
-        let (insns, n_ops) = match partial {
-            None => (rec.n_insns, rec.n_ops),
-            Some((ni, no, p)) => {
-                if ni == 0 || ni > rec.n_insns as u64 || no > rec.n_ops as u64 {
-                    return Err(DecodeError::new(
-                        p,
-                        format!(
-                            "partial execution of {ni} instructions and {no} operands of block {id} ({} and {})",
-                            rec.n_insns, rec.n_ops
-                        ),
-                    ));
-                }
-                (ni as u32, no as u32)
-            }
-        };
-        self.stats.block_records += 1;
-        self.stats.explicit += (via == Via::Explicit) as u64;
-        self.stats.with_addresses += has_addr as u64;
-        self.stats.partial += partial.is_some() as u64;
-        self.exec::<ADDR>(id, insns, n_ops, partial.is_none(), has_addr, cur)?;
-        self.pos = cur.pos();
-        Ok(Step::Block {
-            block: id,
-            insns,
-            operands: n_ops,
-            complete: partial.is_none(),
-            via,
-        })
+    fn run_prefix<const ADDR: bool>(&mut self, h: u64, rpos: usize) -> Result<Step, DecodeError> {
+        self.stats.run_prefixes += 1;
+        self.pos = rpos;
+        self.prefix_done = true;
+        self.run_pos = rpos;
+        self.run_ops = 0;
+        self.run_left = ((h >> 3) & self.prefix_mask) - 1;
+        self.run_step::<ADDR>()
     }
 
     #[inline(always)]
