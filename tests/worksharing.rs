@@ -480,20 +480,11 @@ fn stripped_openmp_programs_are_cut_alike() {
 fn traces_without_worksharing_events_say_so() {
     let dir = tempdir();
     let t = dir.path().join("unrecorded");
-    let out = tf()
-        .arg("trace")
-        .arg("-o")
-        .arg(&t)
-        .arg("--")
-        .arg(workload_at("omp_schedules", "-O2"))
-        .args([&N.to_string(), "all"])
-        .env("TF_TRACER_ARGS", "--tf-worksharing=no")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::accelsim::trace_env(
+        &t,
+        &workload_at("omp_schedules", "-O2"),
+        &[&N.to_string(), "all"],
+        &[("TF_TRACER_ARGS", "--tf-worksharing=no")],
     );
     let trace = tf_trace::Trace::open(&t).unwrap();
     assert!(!trace.manifest().unwrap().worksharing);

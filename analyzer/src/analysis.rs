@@ -7,7 +7,7 @@ use crate::ipdom::Ipdom;
 
 use crate::naming::{incomplete, Naming};
 use crate::predicate::{predicable, Predicable};
-use crate::recut::recut;
+use crate::recut::{recut, unrecorded_loops};
 use crate::replay::{IpdomMap, LockModel, Reconvergence, Replay};
 use crate::results::{Report, Shard, ThreadReport, WidthResult};
 use crate::scan::{ScanJob, Skipped, ThreadScan};
@@ -208,6 +208,7 @@ pub fn analyze_observed<O: Observer>(
             |f| symbols.name(f).to_string(),
         )
     };
+    warnings.extend(unrecorded_loops(&units_rule, &job, &name)?);
     let recut = recut(
         &units_rule,
         cut_again,

@@ -21,32 +21,12 @@ pub(crate) struct Recut {
     pub(crate) warnings: Vec<String>,
 }
 
-/// Re-cuts the units of `scans` where `rule` needs a second pass (always
-/// when `cut_again`: the first pass did not know the rule), and says what
-/// the units are; `name` names a function by its entry.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn recut(
-    rule: &UnitsRule,
-    cut_again: bool,
-    unit: &str,
-    scans: &mut [ThreadScan],
-    cfgs: &Cfgs,
-    job: &ScanJob,
-    name: &dyn Fn(u64) -> String,
-    progress: &dyn Progress,
-) -> Result<Recut, Error> {
-    let unrecorded = unrecorded_loops(rule, job, name)?;
-    let mut recut = cut(rule, cut_again, unit, scans, cfgs, job, name, progress)?;
-    recut.warnings.splice(0..0, unrecorded);
-    Ok(recut)
-}
-
 /// A tracer that cannot record what the OpenMP runtime handed each thread
 /// (the Pin tool, manifest key `worksharing`) leaves no worksharing loop to
 /// cut, whatever the program ran: `auto` is told so in a warning, and
 /// `iter:FN` of an outlined function is refused (its outermost loop would be
 /// the runtime's chunk loop, or the iterations in thread order).
-fn unrecorded_loops(
+pub(crate) fn unrecorded_loops(
     rule: &UnitsRule,
     job: &ScanJob,
     name: &dyn Fn(u64) -> String,
@@ -78,8 +58,11 @@ fn unrecorded_loops(
     }
 }
 
+/// Re-cuts the units of `scans` where `rule` needs a second pass (always
+/// when `cut_again`: the first pass did not know the rule), and says what
+/// the units are; `name` names a function by its entry.
 #[allow(clippy::too_many_arguments)]
-fn cut(
+pub(crate) fn recut(
     rule: &UnitsRule,
     cut_again: bool,
     unit: &str,
