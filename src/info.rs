@@ -160,8 +160,15 @@ fn print_header(trace: &Trace, dir: &Path) {
         .collect();
     println!("command   {}", command.join(" "));
     println!(
-        "tracer    {} {} on {}",
-        m.tracer, m.tracer_version, m.backend
+        "tracer    {} {} on {}{}",
+        m.tracer,
+        m.tracer_version,
+        m.backend,
+        if m.worksharing {
+            ""
+        } else {
+            " (records no OpenMP worksharing loops: units of OpenMP programs are calls)"
+        }
     );
     let end = match (m.complete, m.exit_code, m.exit_signal) {
         (false, _, _) => "incomplete: the tracer did not finish".to_string(),

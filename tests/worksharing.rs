@@ -488,6 +488,15 @@ fn traces_without_worksharing_events_say_so() {
     );
     let trace = tf_trace::Trace::open(&t).unwrap();
     assert!(!trace.manifest().unwrap().worksharing);
+    let info = tf().arg("info").arg(&t).output().unwrap();
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.lines().any(|l| l.starts_with("tracer    tf-valgrind")
+            && l.ends_with(
+                "(records no OpenMP worksharing loops: units of OpenMP programs are calls)"
+            )),
+        "{info}"
+    );
     let r = analyze_json(&t, &["--warp", "32"]);
     // 8 parallel regions of 4 threads, one unit per call
     assert_eq!(width(&r, 32)["units"], 8 * 4);
