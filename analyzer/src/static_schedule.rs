@@ -214,15 +214,13 @@ impl StaticCensus {
                 // nothing in the code split the loop among the threads: cut
                 // as schedule(static, 1) where the user names the function
                 // (an unrolled one is refused, an error), else said
-                None => match (team.cut_strided(&tops), named.contains(&site.entry)) {
-                    (Ok(found), true) => Ok(found),
-                    (Err(Miss::First), true) => Err(Miss::First),
-                    (Ok(_), false) => {
+                None if named.contains(&site.entry) => team.cut_strided(&tops),
+                None => {
+                    if team.cut_strided(&tops).is_ok() {
                         plan.strided.push(site);
-                        continue;
                     }
-                    (Err(_), _) => continue,
-                },
+                    continue;
+                }
             };
             let found = match found {
                 Ok(found) => found,

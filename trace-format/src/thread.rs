@@ -104,7 +104,9 @@ struct Core<'t> {
     table: &'t BlockTable,
     pred: Predictor,
     /// Where a block record's successor code starts: bit 5 when block
-    /// records carry a run prefix (version 4), else bit 3.
+    /// records carry a run prefix (version 4), else bit 3. With
+    /// `prefix_mask`, both precomputed from the version: the record loop
+    /// reads them for every block record.
     succ_shift: u32,
     /// The run prefix's mask (after a shift by 3): 3 in version 4, else 0.
     prefix_mask: u64,
@@ -180,14 +182,19 @@ impl<'t> Core<'t> {
             let h = cur.varint()?;
             match h & 3 {
                 0 => {
-                    if (h >> 3) & self.prefix_mask != 0 && !std::mem::take(&mut self.prefix_done) {
+                    let r = (h >> 3) & self.prefix_mask;
+                    if r != 0 && !std::mem::take(&mut self.prefix_done) {
                         if let Some((_, _, p)) = partial {
                             return Err(DecodeError::new(
                                 p,
                                 "partial event followed by a block record with a run prefix",
                             ));
                         }
-                        return self.run_prefix::<ADDR>(h, rpos);
+                        self.stats.run_prefixes += 1;
+                        // the record's header is read again once the run is over
+                        self.pos = rpos;
+                        self.prefix_done = true;
+                        return self.begin_run::<ADDR>(rpos, r);
                     }
                     let s = h >> self.succ_shift;
                     let has_addr = h & 4 != 0;
@@ -305,26 +312,19 @@ impl<'t> Core<'t> {
                     }
                     self.pos = cur.pos();
                     self.stats.run_records += 1;
-                    self.run_pos = rpos;
-                    self.run_ops = 0;
-                    self.run_left = h >> 1;
-                    return self.run_step::<ADDR>();
+                    return self.begin_run::<ADDR>(rpos, (h >> 1) + 1);
                 }
             }
         }
     }
 
-    /// The run of `r` executions that the block record with header `h` at
-    /// `rpos` puts before its own (§6.1): the run's first execution. The
-    /// record's header is read again once the run is over.
+    /// A run of `k` executions whose record (or whose block record, for a
+    /// run prefix) starts at `rpos`: its first execution.
     #[inline(always)]
-    fn run_prefix<const ADDR: bool>(&mut self, h: u64, rpos: usize) -> Result<Step, DecodeError> {
-        self.stats.run_prefixes += 1;
-        self.pos = rpos;
-        self.prefix_done = true;
+    fn begin_run<const ADDR: bool>(&mut self, rpos: usize, k: u64) -> Result<Step, DecodeError> {
         self.run_pos = rpos;
         self.run_ops = 0;
-        self.run_left = ((h >> 3) & self.prefix_mask) - 1;
+        self.run_left = k - 1;
         self.run_step::<ADDR>()
     }
 
