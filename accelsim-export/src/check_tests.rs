@@ -193,3 +193,15 @@ fn the_run_configuration_enables_the_branch_unit() {
     assert!(check_dir(&dir).is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A full warp's addresses as a base and a stride (mode 1 over all 32
+/// lanes) are valid, and checking them does not overflow.
+#[test]
+fn a_full_warp_in_mode_1_is_valid() {
+    let kernel = valid().replace(
+        "0010 0000000f 1 R1 LDG.E.U8 1 R2 1 0 0x10000000 0x10000005 0x10000003 0x10000100",
+        "0010 ffffffff 1 R1 LDG.E.U8 1 R2 1 1 0x10000000 1",
+    );
+    assert_ne!(kernel, valid());
+    assert!(run("kernel-1.traceg\n", &kernel).is_empty());
+}

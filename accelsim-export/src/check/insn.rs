@@ -213,7 +213,10 @@ fn addresses<'a>(
             }
         }
         "1" => {
-            let run = mask >> mask.trailing_zeros();
+            // The lanes from the lowest active one up, widened so that a
+            // full warp's run of 32 ones can be tested without overflow (and
+            // an empty mask shifts by nothing).
+            let run = u64::from(mask.checked_shr(mask.trailing_zeros()).unwrap_or(0));
             if k < 1 || run & (run + 1) != 0 {
                 r.error(
                     n,
