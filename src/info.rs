@@ -108,6 +108,7 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
         per_function: true,
         progress: None,
         runtime: &[],
+        check_ahead: true,
     };
     let tallies: Vec<ThreadTally> = files
         .par_iter()

@@ -124,7 +124,7 @@ pub fn analyze_observed<O: Observer>(
     let symbols = Symbols::new(trace.blocks());
     let entry_of = |f: FunctionId| symbols.entry(f);
     let runtime = openmp_runtime(trace);
-    let job = ScanJob {
+    let mut job = ScanJob {
         trace,
         canon: &canon,
         entry_of: &entry_of,
@@ -132,6 +132,7 @@ pub fn analyze_observed<O: Observer>(
         per_function: false,
         progress: Some(progress),
         runtime: &runtime,
+        check_ahead: false,
     };
     let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
     let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();
@@ -139,26 +140,15 @@ pub fn analyze_observed<O: Observer>(
     // Pass 1: frames, graphs and units.
     let units_rule = UnitsRule::new(&opts.unit, &symbols, !runtime.is_empty())?;
     progress.stage("scanning threads", bytes);
-    // Each worker thread adds the edges of the threads it scans to its own
-    // builder; builders are merged as workers finish, so memory follows the
-    // number of cores, not of traced threads.
-    let (mut scans, merged): (Vec<ThreadScan>, CfgBuilder) = tids
-        .par_iter()
-        .fold(
-            || (Vec::new(), CfgBuilder::new(canon.len())),
-            |(mut scans, mut cfg), &tid| {
-                scans.push(job.scan(tid, |start| units_rule.cutter(start), Some(&mut cfg)));
-                (scans, cfg)
-            },
-        )
-        .reduce(
-            || (Vec::new(), CfgBuilder::new(0)),
-            |(mut a, mut ca), (b, cb)| {
-                a.extend(b);
-                ca.merge(cb);
-                (a, ca)
-            },
-        );
+    let (mut scans, mut merged) = scan_threads(&job, &tids, &units_rule, canon.len());
+    if scans.iter().any(|s| s.used_damaged_chunk) {
+        // Some records of a chunk were used before the rest of it failed to
+        // decode: scan again, decoding each chunk before using it, so that
+        // nothing of a damaged chunk counts.
+        job.check_ahead = true;
+        progress.stage("scanning threads again (a chunk does not decode)", bytes);
+        (scans, merged) = scan_threads(&job, &tids, &units_rule, canon.len());
+    }
     scans.sort_by_key(|s| s.tid);
     let outlined = scans
         .iter()
@@ -365,4 +355,31 @@ fn openmp_runtime(trace: &Trace) -> Vec<(u64, u64)> {
         })
         .map(|m| (m.base, m.base.saturating_add(m.size)))
         .collect()
+}
+
+/// Pass 1 over every thread of `tids`. Each worker thread adds the edges of
+/// the threads it scans to its own builder; builders are merged as workers
+/// finish, so memory follows the number of cores, not of traced threads.
+fn scan_threads(
+    job: &ScanJob,
+    tids: &[u64],
+    units_rule: &UnitsRule,
+    blocks: usize,
+) -> (Vec<ThreadScan>, CfgBuilder) {
+    tids.par_iter()
+        .fold(
+            || (Vec::new(), CfgBuilder::new(blocks)),
+            |(mut scans, mut cfg), &tid| {
+                scans.push(job.scan(tid, |start| units_rule.cutter(start), Some(&mut cfg)));
+                (scans, cfg)
+            },
+        )
+        .reduce(
+            || (Vec::new(), CfgBuilder::new(0)),
+            |(mut a, mut ca), (b, cb)| {
+                a.extend(b);
+                ca.merge(cb);
+                (a, ca)
+            },
+        )
 }

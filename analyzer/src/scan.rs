@@ -137,6 +137,10 @@ pub struct ThreadScan {
     pub events: u64,
     /// The damage that stopped the reading, if any.
     pub damage: Option<String>,
+    /// The damage was found in a chunk whose events were being used as they
+    /// decoded ([`ScanJob::check_ahead`] off): what this scan made of that
+    /// chunk must be dropped, by scanning again checking ahead.
+    pub used_damaged_chunk: bool,
     /// Functions the OpenMP runtime called through a pointer: the outlined
     /// bodies of parallel regions (and tasks), named or not.
     pub outlined: HashSet<u64>,
@@ -162,6 +166,12 @@ pub struct ScanJob<'a> {
     /// The address ranges of the OpenMP runtime's modules (libgomp,
     /// libomp), whose indirect calls enter outlined functions.
     pub runtime: &'a [(u64, u64)],
+    /// Decode each chunk completely before using its first event. Off, each
+    /// chunk is decoded once instead of twice, and a scan that met a chunk
+    /// whose records do not decode says so
+    /// ([`ThreadScan::used_damaged_chunk`]): see
+    /// [`ThreadReader::set_check_ahead`](tf_trace::ThreadReader::set_check_ahead).
+    pub check_ahead: bool,
 }
 
 impl ScanJob<'_> {
@@ -189,6 +199,7 @@ impl ScanJob<'_> {
             traced_in: Vec::new(),
             events: 0,
             damage: None,
+            used_damaged_chunk: false,
             outlined: HashSet::new(),
         };
         let mut reader = match self.trace.read_thread(tid) {
@@ -199,9 +210,10 @@ impl ScanJob<'_> {
             }
         };
         reader.set_addresses(self.addresses);
-        // Checksums are still verified; decoding each chunk twice is not
-        // worth its time here (see ThreadReader::set_validate).
+        // Checksums are still verified; a chunk is decoded ahead only where
+        // asked (see ThreadReader::set_validate and set_check_ahead).
         reader.set_validate(false);
+        reader.set_check_ahead(self.check_ahead);
         let mut cutter_fn = Some(cutter);
         let mut units: Option<UnitCutter> = None;
         let mut tracker: Option<FrameTracker> = None;
@@ -357,6 +369,7 @@ impl ScanJob<'_> {
             event += 1;
         }
         out.events = event;
+        out.used_damaged_chunk = reader.returned_damaged_events();
         if let Some(p) = self.progress {
             let size = self
                 .trace

@@ -525,7 +525,9 @@ impl ChunkEvents<'_, '_> {
 /// allocated per record: events borrow the reader's buffers until the next
 /// call. Each chunk is checked completely (checksum and decoding) before
 /// its first event is returned, so nothing from a damaged chunk is ever
-/// returned; the reader returns the damage as one error and then `None`.
+/// returned (unless the caller asks otherwise with
+/// [`set_check_ahead`](Self::set_check_ahead)); the reader returns the
+/// damage as one error and then `None`.
 ///
 /// ```
 /// # fn main() -> tf_trace::Result<()> {
@@ -559,6 +561,12 @@ pub struct ThreadReader<'t> {
     chunk_stats: ChunkStats,
     addresses: bool,
     validate: bool,
+    /// Return a chunk's events as they decode (see [`set_check_ahead`](Self::set_check_ahead)).
+    stream_unchecked: bool,
+    /// The chunk being streamed unchecked: its offset and end.
+    unchecked: Option<(u64, u64)>,
+    /// An unchecked chunk returned events and then failed to decode.
+    returned_damaged: bool,
     /// For a reader made by [`Trace::read_thread`](crate::Trace::read_thread):
     /// the end of the file's first chunks that some reader of the same trace
     /// has decoded completely.
@@ -597,6 +605,9 @@ impl<'t> ThreadReader<'t> {
             chunk_stats: ChunkStats::default(),
             addresses: true,
             validate: true,
+            stream_unchecked: false,
+            unchecked: None,
+            returned_damaged: false,
             known_good: None,
         })
     }
@@ -647,12 +658,57 @@ impl<'t> ThreadReader<'t> {
         self.validate = on;
     }
 
+    /// Whether a chunk that no reader has found to decode yet is decoded
+    /// completely before its first event is returned (the default), or its
+    /// events are returned as they decode (`false`, with
+    /// [`set_validate`](Self::set_validate) off): each chunk is then decoded
+    /// once instead of twice, and a chunk that decodes to its end counts as
+    /// checked for the other readers of the trace. The price: a chunk whose
+    /// checksum holds but whose records do not decode (a tracer's bug, or a
+    /// crafted file) may have returned some events before its error, and
+    /// [`returned_damaged_events`](Self::returned_damaged_events) says so; a
+    /// caller must then drop what it made of them and read again checking
+    /// ahead. The analyzer's first pass does that: damage is rare, and the
+    /// pass runs twice only then.
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// use tf_trace::{BlockDef, Trace, TraceWriter};
+    /// let dir = std::env::temp_dir().join(format!("tf-doc-stream-{}", std::process::id()));
+    /// let mut w = TraceWriter::create(&dir)?;
+    /// let b = w.block(&BlockDef::new(0x1000).insn(4))?;
+    /// w.thread(1)?.exec(b, &[])?;
+    /// w.finish()?;
+    /// let trace = Trace::open(&dir)?;
+    /// let mut r = trace.read_thread(1)?;
+    /// r.set_validate(false);
+    /// r.set_check_ahead(false);
+    /// let mut n = 0;
+    /// while let Some(ev) = r.next_event() {
+    ///     ev?;
+    ///     n += 1;
+    /// }
+    /// assert!(n > 0 && !r.returned_damaged_events());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn set_check_ahead(&mut self, on: bool) {
+        self.stream_unchecked = !on;
+    }
+
+    /// Whether a chunk read without checking ahead failed to decode (after
+    /// returning some of its events, perhaps) (see [`set_check_ahead`](Self::set_check_ahead)).
+    pub fn returned_damaged_events(&self) -> bool {
+        self.returned_damaged
+    }
+
     /// Continues at the chunk at byte `offset` with sequence number `seq`
     /// (from [`chunk_stats`](Self::chunk_stats) of an earlier reading): the
     /// next event is that chunk's first.
     pub fn seek_chunk(&mut self, offset: u64, seq: u32) -> Result<()> {
         self.chunks.seek(offset, seq)?;
         self.in_chunk = false;
+        self.unchecked = None;
         Ok(())
     }
 
@@ -697,6 +753,9 @@ impl<'t> ThreadReader<'t> {
             chunk_stats: self.chunk_stats,
             addresses: self.addresses,
             validate: self.validate,
+            stream_unchecked: self.stream_unchecked,
+            unchecked: self.unchecked,
+            returned_damaged: self.returned_damaged,
             known_good: self.known_good,
         })
     }
@@ -732,7 +791,9 @@ impl<'t> ThreadReader<'t> {
                     && self
                         .known_good
                         .is_some_and(|k| end <= k.load(Ordering::Acquire));
-                let checked = if !known {
+                let stream = !known && !self.validate && self.stream_unchecked;
+                self.unchecked = stream.then_some((c.offset, end));
+                let checked = if !known && !stream {
                     let r = self.core.validate(c.payload);
                     if let (Ok(_), Some(k)) = (&r, self.known_good) {
                         // Extends the known-good prefix when this chunk
@@ -769,10 +830,19 @@ impl<'t> ThreadReader<'t> {
                 self.core.step::<false>(self.chunks.payload())
             };
             match step {
-                Ok(Step::End) => self.in_chunk = false,
+                Ok(Step::End) => {
+                    self.in_chunk = false;
+                    if let (Some((offset, end)), Some(k)) = (self.unchecked.take(), self.known_good)
+                    {
+                        // Decoded to its end: checked, as validation would have.
+                        let _ =
+                            k.compare_exchange(offset, end, Ordering::AcqRel, Ordering::Acquire);
+                    }
+                }
                 Ok(step) => break step,
                 Err(e) => {
                     self.in_chunk = false;
+                    self.returned_damaged |= self.unchecked.take().is_some();
                     let err = self.chunks.decode_damage(e);
                     self.chunks.stop();
                     return Some(Err(err));

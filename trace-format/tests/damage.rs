@@ -540,3 +540,57 @@ fn unvalidated_readers_never_return_data_from_a_chunk_that_does_not_decode() {
         );
     }
 }
+
+/// Read without checking ahead, a chunk that does not decode returns its
+/// first events and then the same error, and the reader says so; the chunk
+/// before it counts as checked for later readers, the damaged one does not
+/// (a later reader checking ahead returns nothing of it).
+#[test]
+fn streaming_readers_say_when_they_returned_events_of_a_damaged_chunk() {
+    let d = TempDir::new("stream");
+    one_block_trace(d.path());
+    let mut f = header_bytes(StreamKind::Thread, 1, TableParams::default()).to_vec();
+    f.extend(chunk(0, &[2 << 5, 2 << 5]));
+    f.extend(chunk(1, &[2 << 5, 2 << 5, 0xe0, 0x01])); // block 5 of 1
+    std::fs::write(d.join("thread-1.tfc"), &f).unwrap();
+    let trace = Trace::open(d.path()).unwrap();
+    let read = |check_ahead: bool| {
+        let mut r = trace.read_thread(1).unwrap();
+        r.set_validate(false);
+        r.set_check_ahead(check_ahead);
+        let (mut blocks, mut err) = (0, None);
+        while let Some(ev) = r.next_event() {
+            match ev {
+                Ok(_) => blocks += 1,
+                Err(e) => err = Some(e.to_string()),
+            }
+        }
+        (blocks, err.expect("an error"), r.returned_damaged_events())
+    };
+    let (blocks, err, damaged) = read(false);
+    assert_eq!(
+        (blocks, damaged),
+        (4, true),
+        "the damaged chunk's two blocks came out"
+    );
+    assert!(err.ends_with("byte 50: chunk does not decode: payload byte 2: block 5 not in the block table (1 blocks)"), "{err}");
+    let (blocks, again, damaged) = read(true);
+    assert_eq!((blocks, damaged), (2, false));
+    assert_eq!(again, err);
+    // A whole good trace read streaming returns no such flag.
+    let d = TempDir::new("stream-good");
+    one_block_trace(d.path());
+    let mut f = header_bytes(StreamKind::Thread, 1, TableParams::default()).to_vec();
+    f.extend(chunk(0, &[2 << 5, 2 << 5]));
+    std::fs::write(d.join("thread-1.tfc"), &f).unwrap();
+    let trace = Trace::open(d.path()).unwrap();
+    let mut r = trace.read_thread(1).unwrap();
+    r.set_validate(false);
+    r.set_check_ahead(false);
+    let mut n = 0;
+    while let Some(ev) = r.next_event() {
+        ev.unwrap();
+        n += 1;
+    }
+    assert_eq!((n, r.returned_damaged_events()), (2, false));
+}
