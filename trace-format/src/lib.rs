@@ -65,6 +65,7 @@
 #![warn(missing_docs)]
 
 pub mod block_table;
+mod decode;
 pub mod error;
 pub mod event;
 pub mod limits;

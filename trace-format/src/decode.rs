@@ -1,0 +1,520 @@
+//! Decoding one thread-stream chunk (§6): block records, runs and events,
+//! with or without the addresses of memory operands.
+//! [`ThreadReader`](crate::ThreadReader) goes through a file's chunks with
+//! it; [`ChunkDecoder`] decodes chunks handed to it one by one.
+
+use crate::block_table::{BlockId, BlockTable};
+use crate::error::{DecodeError, Result};
+use crate::event::{self, Access, BlockExec, Event, Via};
+use crate::limits;
+use crate::predict::{Predictor, NONE};
+use crate::stream::TableParams;
+use crate::varint::{unzigzag, Cursor};
+
+/// Counts of what one chunk holds, for `tf info`.
+///
+/// ```no_run
+/// # fn main() -> tf_trace::Result<()> {
+/// let trace = tf_trace::Trace::open("trace")?;
+/// let (chunks, damage) = trace.thread_stats(1)?;
+/// let total: u64 = chunks.iter().map(|c| c.insns).sum();
+/// println!("{total} instructions in {} chunks{}", chunks.len(),
+///          if damage.is_some() { " (damaged)" } else { "" });
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChunkStats {
+    /// Byte offset of the chunk in its file.
+    pub offset: u64,
+    /// Sequence number.
+    pub seq: u32,
+    /// Payload bytes.
+    pub payload_bytes: u64,
+    /// Run records.
+    pub run_records: u64,
+    /// Block records with a run prefix (§6.1, version 4).
+    pub run_prefixes: u64,
+    /// Block executions given by run records and run prefixes.
+    pub run_blocks: u64,
+    /// Block records.
+    pub block_records: u64,
+    /// Block records with an explicit id.
+    pub explicit: u64,
+    /// Block records with addresses.
+    pub with_addresses: u64,
+    /// Partial executions.
+    pub partial: u64,
+    /// Event records other than `partial` (unknown types included).
+    pub events: u64,
+    /// Event records of unknown types.
+    pub unknown_events: u64,
+    /// Block executions (run and block records).
+    pub block_execs: u64,
+    /// Instructions executed.
+    pub insns: u64,
+    /// Memory accesses (present operands).
+    pub accesses: u64,
+    /// Instructions reported by `skip` events (saturating).
+    pub skipped_insns: u64,
+}
+
+impl ChunkStats {
+    /// Adds another chunk's counts to these (offset and seq are kept).
+    pub fn add(&mut self, o: &ChunkStats) {
+        self.payload_bytes += o.payload_bytes;
+        self.run_records += o.run_records;
+        self.run_prefixes += o.run_prefixes;
+        self.run_blocks += o.run_blocks;
+        self.block_records += o.block_records;
+        self.explicit += o.explicit;
+        self.with_addresses += o.with_addresses;
+        self.partial += o.partial;
+        self.events += o.events;
+        self.unknown_events += o.unknown_events;
+        self.block_execs += o.block_execs;
+        self.insns += o.insns;
+        self.accesses += o.accesses;
+        self.skipped_insns = self.skipped_insns.saturating_add(o.skipped_insns);
+    }
+}
+
+/// One decoding step, owned so that callers can loop without borrowing.
+#[derive(Clone, Copy)]
+pub(crate) enum Step {
+    End,
+    Block {
+        block: BlockId,
+        insns: u32,
+        operands: u32,
+        complete: bool,
+        via: Via,
+    },
+    Event(Event<'static>),
+    Unknown {
+        ty: u64,
+        start: usize,
+        end: usize,
+    },
+}
+
+/// The decoder of one chunk payload. `ADDR = false` decodes structure and
+/// control flow only (validation and statistics), `true` also addresses.
+#[derive(Clone)]
+pub(crate) struct Core<'t> {
+    table: &'t BlockTable,
+    pred: Predictor,
+    /// Where a block record's successor code starts: bit 5 when block
+    /// records carry a run prefix (version 4), else bit 3. With
+    /// `prefix_mask`, both precomputed from the version: the record loop
+    /// reads them for every block record.
+    succ_shift: u32,
+    /// The run prefix's mask (after a shift by 3): 3 in version 4, else 0.
+    prefix_mask: u64,
+    /// The block record at `pos` has had its run prefix: its header is read
+    /// again for the record itself.
+    prefix_done: bool,
+    run_left: u64,
+    run_pos: usize,
+    /// Operands of the current run's executions so far (§9).
+    run_ops: u64,
+    pos: usize,
+    /// Room for the accesses of the largest block; the first `n_acc` are
+    /// those of the last execution.
+    accesses: Vec<Access>,
+    pub(crate) n_acc: usize,
+    stats: ChunkStats,
+}
+
+impl<'t> Core<'t> {
+    pub(crate) fn new(table: &'t BlockTable, params: TableParams) -> Core<'t> {
+        Core {
+            table,
+            pred: Predictor::new(params),
+            succ_shift: if params.run_prefix { 5 } else { 3 },
+            prefix_mask: if params.run_prefix { 3 } else { 0 },
+            prefix_done: false,
+            run_left: 0,
+            run_pos: 0,
+            run_ops: 0,
+            pos: 0,
+            accesses: vec![Access::default(); table.max_ops()],
+            n_acc: 0,
+            stats: ChunkStats::default(),
+        }
+    }
+
+    pub(crate) fn start(&mut self) {
+        self.pred.reset();
+        self.prefix_done = false;
+        self.run_left = 0;
+        self.pos = 0;
+        self.n_acc = 0;
+        self.stats = ChunkStats::default();
+    }
+
+    /// Decodes the whole payload without addresses: checks that it decodes.
+    pub(crate) fn validate(&mut self, payload: &[u8]) -> Result<ChunkStats, DecodeError> {
+        self.start();
+        while !matches!(self.step::<false>(payload)?, Step::End) {}
+        let mut s = self.stats;
+        s.payload_bytes = payload.len() as u64;
+        self.start();
+        Ok(s)
+    }
+
+    #[inline]
+    pub(crate) fn step<const ADDR: bool>(&mut self, payload: &[u8]) -> Result<Step, DecodeError> {
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            return self.run_step::<ADDR>();
+        }
+        let mut cur = Cursor::at(payload, self.pos);
+        let mut partial: Option<(u64, u64, usize)> = None;
+        loop {
+            if cur.is_empty() {
+                if let Some((_, _, p)) = partial {
+                    return Err(DecodeError::new(p, "partial event at the end of the chunk"));
+                }
+                self.pos = cur.pos();
+                return Ok(Step::End);
+            }
+            let rpos = cur.pos();
+            let h = cur.varint()?;
+            match h & 3 {
+                0 => {
+                    let r = (h >> 3) & self.prefix_mask;
+                    if r != 0 && !std::mem::take(&mut self.prefix_done) {
+                        if let Some((_, _, p)) = partial {
+                            return Err(DecodeError::new(
+                                p,
+                                "partial event followed by a block record with a run prefix",
+                            ));
+                        }
+                        self.stats.run_prefixes += 1;
+                        // the record's header is read again once the run is over
+                        self.pos = rpos;
+                        self.prefix_done = true;
+                        return self.begin_run::<ADDR>(rpos, r);
+                    }
+                    let s = h >> self.succ_shift;
+                    let has_addr = h & 4 != 0;
+                    let cand = self.pred.candidates();
+                    let (id, via) = match s {
+                        0 => (cand[0], Via::Candidate0),
+                        1 => (cand[1], Via::Candidate1),
+                        _ => {
+                            let id = s - 2;
+                            if id >= self.table.len() as u64 {
+                                return Err(DecodeError::new(
+                                    rpos,
+                                    format!(
+                                        "block {id} not in the block table ({} blocks)",
+                                        self.table.len()
+                                    ),
+                                ));
+                            }
+                            (id as BlockId, Via::Explicit)
+                        }
+                    };
+                    if id == NONE {
+                        return Err(DecodeError::new(
+                            rpos,
+                            format!("successor candidate {s} does not exist"),
+                        ));
+                    }
+                    let rec = self.table.rec(id);
+                    let (insns, n_ops) = match partial {
+                        None => (rec.n_insns, rec.n_ops),
+                        Some((ni, no, p)) => {
+                            if ni == 0 || ni > rec.n_insns as u64 || no > rec.n_ops as u64 {
+                                return Err(DecodeError::new(
+                                    p,
+                                    format!(
+                                        "partial execution of {ni} instructions and {no} operands of block {id} ({} and {})",
+                                        rec.n_insns, rec.n_ops
+                                    ),
+                                ));
+                            }
+                            (ni as u32, no as u32)
+                        }
+                    };
+                    self.stats.block_records += 1;
+                    self.stats.explicit += (via == Via::Explicit) as u64;
+                    self.stats.with_addresses += has_addr as u64;
+                    self.stats.partial += partial.is_some() as u64;
+                    self.exec::<ADDR>(id, insns, n_ops, partial.is_none(), has_addr, &mut cur)?;
+                    self.pos = cur.pos();
+                    return Ok(Step::Block {
+                        block: id,
+                        insns,
+                        operands: n_ops,
+                        complete: partial.is_none(),
+                        via,
+                    });
+                }
+                2 => {
+                    let ty = h >> 2;
+                    let body = cur.bytes()?;
+                    if let Some((_, _, p)) = partial {
+                        return Err(DecodeError::new(
+                            p,
+                            "partial event not followed by a block record",
+                        ));
+                    }
+                    if ty == event::PARTIAL {
+                        let mut c = Cursor::new(body);
+                        let bad = |_| DecodeError::new(rpos, "partial event: payload too short");
+                        let ni = c.varint().map_err(bad)?;
+                        let no = c.varint().map_err(bad)?;
+                        if !c.is_empty() {
+                            return Err(DecodeError::new(
+                                rpos,
+                                "partial event: bytes left over in payload",
+                            ));
+                        }
+                        partial = Some((ni, no, rpos));
+                        continue;
+                    }
+                    self.pos = cur.pos();
+                    self.stats.events += 1;
+                    return match event::decode(ty, body, rpos)? {
+                        Some(e) => {
+                            if let Event::Skip { count, .. } = e {
+                                self.stats.skipped_insns =
+                                    self.stats.skipped_insns.saturating_add(count);
+                            }
+                            Ok(Step::Event(e))
+                        }
+                        None => {
+                            self.stats.unknown_events += 1;
+                            Ok(Step::Unknown {
+                                ty,
+                                start: self.pos - body.len(),
+                                end: self.pos,
+                            })
+                        }
+                    };
+                }
+                _ => {
+                    if let Some((_, _, p)) = partial {
+                        return Err(DecodeError::new(p, "partial event followed by a run"));
+                    }
+                    // k = (h >> 1) + 1 executions; this call makes the first.
+                    if h >> 1 >= limits::MAX_RUN {
+                        return Err(DecodeError::new(
+                            rpos,
+                            format!(
+                                "run of {} executions, above the limit of {}",
+                                (h >> 1) as u128 + 1,
+                                limits::MAX_RUN
+                            ),
+                        ));
+                    }
+                    self.pos = cur.pos();
+                    self.stats.run_records += 1;
+                    return self.begin_run::<ADDR>(rpos, (h >> 1) + 1);
+                }
+            }
+        }
+    }
+
+    /// A run of `k` executions whose record (or whose block record, for a
+    /// run prefix) starts at `rpos`: its first execution.
+    #[inline(always)]
+    fn begin_run<const ADDR: bool>(&mut self, rpos: usize, k: u64) -> Result<Step, DecodeError> {
+        self.run_pos = rpos;
+        self.run_ops = 0;
+        self.run_left = k - 1;
+        self.run_step::<ADDR>()
+    }
+
+    #[inline(always)]
+    fn run_step<const ADDR: bool>(&mut self) -> Result<Step, DecodeError> {
+        let id = self.pred.candidates()[0];
+        if id == NONE {
+            return Err(DecodeError::new(
+                self.run_pos,
+                "run: successor candidate 0 does not exist",
+            ));
+        }
+        let rec = self.table.rec(id);
+        let (insns, n_ops) = (rec.n_insns, rec.n_ops);
+        if self.run_ops >= limits::RUN_OPERANDS {
+            return Err(DecodeError::new(
+                self.run_pos,
+                format!(
+                    "run goes on after {} operands, above the limit of {}",
+                    self.run_ops,
+                    limits::RUN_OPERANDS
+                ),
+            ));
+        }
+        self.run_ops += u64::from(n_ops);
+        if !ADDR {
+            self.stats.run_blocks += 1;
+        }
+        let mut none = Cursor::new(&[]);
+        self.exec::<ADDR>(id, insns, n_ops, true, false, &mut none)?;
+        Ok(Step::Block {
+            block: id,
+            insns,
+            operands: n_ops,
+            complete: true,
+            via: Via::Run,
+        })
+    }
+
+    #[inline(always)]
+    fn exec<const ADDR: bool>(
+        &mut self,
+        id: BlockId,
+        insns: u32,
+        n_ops: u32,
+        complete: bool,
+        has_addr: bool,
+        cur: &mut Cursor<'_>,
+    ) -> Result<(), DecodeError> {
+        let table = self.table;
+        let rec = table.rec(id);
+        self.pred.arrive(id, rec.address);
+        if !ADDR {
+            self.stats.block_execs += 1;
+            self.stats.insns += insns as u64;
+        }
+        let ops = &table.ops[rec.ops_start as usize..][..n_ops as usize];
+        if ADDR {
+            let mut prev: Option<u64> = None;
+            let mut k = 0;
+            let acc = &mut self.accesses[..ops.len()];
+            for (j, op) in ops.iter().enumerate() {
+                let p = self.pred.predict(id, j as u32, prev);
+                let a = if has_addr {
+                    let v = cur.varint()?;
+                    if op.conditional {
+                        if v == 0 {
+                            continue;
+                        }
+                        p.addr.wrapping_add(unzigzag(v - 1) as u64)
+                    } else {
+                        p.addr.wrapping_add(unzigzag(v) as u64)
+                    }
+                } else {
+                    p.addr
+                };
+                self.pred.update(p, a, prev);
+                prev = Some(a);
+                acc[k] = Access {
+                    operand: j as u16,
+                    size: op.size,
+                    write: op.write,
+                    addr: a,
+                };
+                k += 1;
+            }
+            self.n_acc = k;
+        } else if has_addr {
+            let mut present = 0;
+            for op in ops {
+                let v = cur.varint()?;
+                present += (v != 0 || !op.conditional) as u64;
+            }
+            self.stats.accesses += present;
+        } else {
+            self.stats.accesses += n_ops as u64;
+        }
+        self.pred.depart(id, rec, complete, table);
+        Ok(())
+    }
+
+    #[inline(always)]
+    pub(crate) fn event<'p>(&'p self, step: Step, payload: &'p [u8]) -> Option<Event<'p>> {
+        match step {
+            Step::End => None,
+            Step::Block {
+                block,
+                insns,
+                operands,
+                complete,
+                via,
+            } => Some(Event::Block(BlockExec {
+                block,
+                insns,
+                operands,
+                complete,
+                via,
+                accesses: &self.accesses[..self.n_acc],
+            })),
+            Step::Event(e) => Some(e),
+            Step::Unknown { ty, start, end } => Some(Event::Unknown {
+                ty,
+                payload: &payload[start..end],
+            }),
+        }
+    }
+}
+
+/// Decodes single chunk payloads of one thread stream, e.g. in parallel
+/// (one decoder per worker). Every chunk is self-contained (§4.2).
+///
+/// ```no_run
+/// # fn main() -> tf_trace::Result<()> {
+/// let trace = tf_trace::Trace::open("trace")?;
+/// let mut chunks = trace.chunks(1)?;
+/// let mut decoder = tf_trace::ChunkDecoder::new(trace.blocks(), chunks.header().params);
+/// while let Some(chunk) = chunks.next_chunk() {
+///     let chunk = chunk?.to_owned(); // could be sent to another thread
+///     let mut events = decoder.decode(&chunk.payload).expect("damaged chunk");
+///     while let Some(ev) = events.next_event() {
+///         println!("{:?}", ev.unwrap());
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+pub struct ChunkDecoder<'t> {
+    core: Core<'t>,
+}
+
+impl<'t> ChunkDecoder<'t> {
+    /// A decoder for chunks of a stream with these table parameters (from
+    /// its [`StreamHeader`](crate::StreamHeader)); panics if they are out of range.
+    pub fn new(blocks: &'t BlockTable, params: TableParams) -> ChunkDecoder<'t> {
+        params.check().expect("table parameters out of range");
+        ChunkDecoder {
+            core: Core::new(blocks, params),
+        }
+    }
+
+    /// Checks that `payload` decodes and counts what it holds (without
+    /// computing addresses). `offset` and `seq` of the result are 0.
+    pub fn stats(&mut self, payload: &[u8]) -> Result<ChunkStats, DecodeError> {
+        self.core.validate(payload)
+    }
+
+    /// Checks that `payload` decodes, then returns its events. Nothing is
+    /// returned from a payload that does not decode.
+    pub fn decode<'c>(&'c mut self, payload: &'c [u8]) -> Result<ChunkEvents<'c, 't>, DecodeError> {
+        self.core.validate(payload)?;
+        Ok(ChunkEvents {
+            core: &mut self.core,
+            payload,
+        })
+    }
+}
+
+/// The events of one chunk (see [`ChunkDecoder::decode`]).
+pub struct ChunkEvents<'c, 't> {
+    core: &'c mut Core<'t>,
+    payload: &'c [u8],
+}
+
+impl ChunkEvents<'_, '_> {
+    /// The next event; `None` at the end of the chunk. Events borrow the
+    /// decoder until the next call.
+    #[inline]
+    pub fn next_event(&mut self) -> Option<Result<Event<'_>, DecodeError>> {
+        match self.core.step::<true>(self.payload) {
+            Ok(step) => self.core.event(step, self.payload).map(Ok),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
