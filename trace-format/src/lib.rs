@@ -64,8 +64,10 @@
 //! chunk target and the table parameters.
 #![warn(missing_docs)]
 
+mod block_def;
 pub mod block_table;
 mod decode;
+mod encode;
 pub mod error;
 pub mod event;
 pub mod limits;
@@ -77,6 +79,7 @@ pub mod trace;
 pub mod varint;
 pub mod writer;
 
+pub use block_def::BlockDef;
 pub use block_table::{
     Block, BlockId, BlockTable, EndKind, Function, FunctionId, Module, ModuleId, Operand,
 };
@@ -88,4 +91,4 @@ pub use manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 pub use stream::{Chunk, ChunkReader, ChunkRef, StreamHeader, StreamKind, TableParams};
 pub use thread::{ChunkDecoder, ChunkEvents, ChunkStats, ThreadReader};
 pub use trace::{ThreadFile, Trace};
-pub use writer::{BlockDef, ThreadWriter, TraceWriter, WriterOptions};
+pub use writer::{ThreadWriter, TraceWriter, WriterOptions};

@@ -3,14 +3,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::block_table::{encode, BlockId, BlockTable, EndKind, FunctionId, ModuleId, Operand};
+pub use crate::block_def::BlockDef;
+use crate::block_table::{encode, BlockId, BlockTable, FunctionId, ModuleId};
+use crate::encode::ThreadState;
 use crate::error::{Error, Result};
 use crate::event::{self, Event, ExitHow, LockKind, LoopChunk, SkipReason, StaticLoop};
-use crate::limits;
 use crate::manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 use crate::predict::Predictor;
 use crate::stream::{ChunkWriter, StreamHeader, StreamKind, TableParams};
-use crate::varint::{self, zigzag, Cursor};
+use crate::varint::Cursor;
 
 /// Writer settings.
 ///
@@ -36,190 +37,12 @@ impl Default for WriterOptions {
     }
 }
 
-/// The recommended x86 NOP of each length 1..=15, used as default code.
-fn nop(len: u8) -> Vec<u8> {
-    const BASE: [&[u8]; 9] = [
-        &[0x90],
-        &[0x66, 0x90],
-        &[0x0f, 0x1f, 0x00],
-        &[0x0f, 0x1f, 0x40, 0x00],
-        &[0x0f, 0x1f, 0x44, 0x00, 0x00],
-        &[0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00],
-        &[0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00],
-        &[0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00],
-        &[0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00],
-    ];
-    let len = len.clamp(1, 15) as usize;
-    let mut v = vec![0x66; len.saturating_sub(9)];
-    v.extend_from_slice(BASE[len.min(9) - 1]);
-    v
-}
-
-/// A block to define: a compact builder.
-///
-/// Instructions are added with [`insn`](Self::insn); operand methods
-/// ([`read`](Self::read), [`write`](Self::write), …) attach a memory operand
-/// to the instruction added last. Without [`code`](Self::code), each
-/// instruction's code is an x86 NOP of its length.
-///
-/// ```
-/// use tf_trace::{BlockDef, EndKind};
-/// // 0x1000: a 3-byte load of 8 bytes, a 4-byte read-modify-write of 4
-/// // bytes, a 2-byte conditional branch.
-/// let def = BlockDef::new(0x1000).insn(3).read(8).insn(4).read(4).write(4).insn(2).end(EndKind::Branch);
-/// assert_eq!(def.insn_lengths(), [3, 4, 2]);
-/// assert_eq!(def.operands().len(), 3);
-/// assert_eq!(def.operands()[2].insn, 1);
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BlockDef {
-    address: u64,
-    function: FunctionId,
-    end: EndKind,
-    code: Option<Vec<u8>>,
-    lens: Vec<u8>,
-    ops: Vec<Operand>,
-}
-
-impl BlockDef {
-    /// A block at `address` with no instructions yet, ending in `fallthrough`.
-    pub fn new(address: u64) -> BlockDef {
-        BlockDef {
-            address,
-            ..BlockDef::default()
-        }
-    }
-    /// Adds an instruction of `len` bytes.
-    pub fn insn(mut self, len: u8) -> BlockDef {
-        self.lens.push(len);
-        self
-    }
-    /// Adds instructions of these lengths.
-    pub fn insns(mut self, lens: &[u8]) -> BlockDef {
-        self.lens.extend_from_slice(lens);
-        self
-    }
-    /// Adds an operand to the last instruction.
-    pub fn operand(mut self, size: u16, write: bool, conditional: bool) -> BlockDef {
-        self.ops.push(Operand {
-            insn: self.lens.len().saturating_sub(1) as u16,
-            size,
-            write,
-            conditional,
-        });
-        self
-    }
-    /// The last instruction reads `size` bytes.
-    pub fn read(self, size: u16) -> BlockDef {
-        self.operand(size, false, false)
-    }
-    /// The last instruction writes `size` bytes.
-    pub fn write(self, size: u16) -> BlockDef {
-        self.operand(size, true, false)
-    }
-    /// The last instruction may read `size` bytes (conditional operand).
-    pub fn cond_read(self, size: u16) -> BlockDef {
-        self.operand(size, false, true)
-    }
-    /// The last instruction may write `size` bytes (conditional operand).
-    pub fn cond_write(self, size: u16) -> BlockDef {
-        self.operand(size, true, true)
-    }
-    /// How the block ends.
-    pub fn end(mut self, end: EndKind) -> BlockDef {
-        self.end = end;
-        self
-    }
-    /// The function it lies in.
-    pub fn function(mut self, f: FunctionId) -> BlockDef {
-        self.function = f;
-        self
-    }
-    /// Its machine code (must be as long as the instructions together).
-    pub fn code(mut self, code: &[u8]) -> BlockDef {
-        self.code = Some(code.to_vec());
-        self
-    }
-    /// A block from a compact description: instructions separated by
-    /// spaces, each its length in bytes followed by its operands (`r8` reads
-    /// 8 bytes, `w4` writes 4, a trailing `?` makes one conditional), then
-    /// optionally how the block ends, as FORMAT.md names it (`branch`,
-    /// `call`, `return`, …; default `fallthrough`).
-    ///
-    /// ```
-    /// use tf_trace::{BlockDef, EndKind};
-    /// let d = BlockDef::parse(0x1000, "3r8 4r4w4 2r8? branch").unwrap();
-    /// assert_eq!(d, BlockDef::new(0x1000).insn(3).read(8).insn(4).read(4).write(4)
-    ///     .insn(2).cond_read(8).end(EndKind::Branch));
-    /// assert!(BlockDef::parse(0x1000, "3x8").is_err());
-    /// ```
-    pub fn parse(address: u64, spec: &str) -> Result<BlockDef> {
-        let bad = |what: String| Error::Invalid(format!("block description {spec:?}: {what}"));
-        let mut def = BlockDef::new(address);
-        let mut words = spec.split_whitespace().peekable();
-        while let Some(w) = words.next() {
-            if !w.starts_with(|c: char| c.is_ascii_digit()) {
-                def.end = EndKind::ALL
-                    .into_iter()
-                    .find(|e| e.name() == w)
-                    .ok_or_else(|| bad(format!("unknown end kind {w:?}")))?;
-                if words.peek().is_some() {
-                    return Err(bad("the end kind comes last".into()));
-                }
-                break;
-            }
-            let digits = w.find(|c: char| !c.is_ascii_digit()).unwrap_or(w.len());
-            let len = w[..digits]
-                .parse()
-                .map_err(|_| bad(format!("bad length in {w:?}")))?;
-            def = def.insn(len);
-            let mut rest = &w[digits..];
-            while !rest.is_empty() {
-                let write = match rest.as_bytes()[0] {
-                    b'r' => false,
-                    b'w' => true,
-                    _ => return Err(bad(format!("expected r or w in {w:?}"))),
-                };
-                rest = &rest[1..];
-                let n = rest
-                    .find(|c: char| !c.is_ascii_digit())
-                    .unwrap_or(rest.len());
-                let size = rest[..n]
-                    .parse()
-                    .map_err(|_| bad(format!("bad size in {w:?}")))?;
-                rest = &rest[n..];
-                let conditional = rest.starts_with('?');
-                if conditional {
-                    rest = &rest[1..];
-                }
-                def = def.operand(size, write, conditional);
-            }
-        }
-        Ok(def)
-    }
-
-    /// The instruction lengths so far.
-    pub fn insn_lengths(&self) -> &[u8] {
-        &self.lens
-    }
-    /// The operands so far.
-    pub fn operands(&self) -> &[Operand] {
-        &self.ops
-    }
-    fn code_bytes(&self) -> Vec<u8> {
-        match &self.code {
-            Some(c) => c.clone(),
-            None => self.lens.iter().flat_map(|&l| nop(l)).collect(),
-        }
-    }
-}
-
 /// The block table being written, and its file.
-struct BlockSink {
-    table: BlockTable,
-    out: ChunkWriter,
-    target: usize,
-    scratch: Vec<u8>,
+pub(crate) struct BlockSink {
+    pub(crate) table: BlockTable,
+    pub(crate) out: ChunkWriter,
+    pub(crate) target: usize,
+    pub(crate) scratch: Vec<u8>,
 }
 
 impl BlockSink {
@@ -236,18 +59,6 @@ impl BlockSink {
         }
         Ok(())
     }
-}
-
-struct ThreadState {
-    out: ChunkWriter,
-    pred: Predictor,
-    pending: u64,
-    /// Operands of the executions in the pending run.
-    pending_ops: u64,
-    scratch: Vec<u8>,
-    target: usize,
-    summary: ThreadSummary,
-    failed: bool,
 }
 
 /// Writes a trace directory: block table, thread streams, manifest.
@@ -723,149 +534,5 @@ impl ThreadWriter<'_> {
     /// when the program is about to die or `exec`.
     pub fn flush(&mut self) -> Result<()> {
         self.t.flush(self.sink)
-    }
-}
-
-impl ThreadState {
-    #[allow(clippy::too_many_arguments)]
-    fn exec(
-        &mut self,
-        sink: &mut BlockSink,
-        id: BlockId,
-        partial: Option<u32>,
-        insns: u32,
-        n_ops: usize,
-        addr: impl Fn(usize) -> Option<u64> + Copy,
-    ) -> Result<()> {
-        let complete = partial.is_none();
-        let rec = *sink.table.rec(id);
-        self.summary.traced_instructions += insns as u64;
-        // Operand values are encoded into `scratch` under the current
-        // state (which they update); `surprise` = has_addresses.
-        let mut surprise = None;
-        if complete && self.pred.candidates()[0] == id {
-            let s = self.encode_ops(&sink.table, id, n_ops, addr)?;
-            if !s {
-                self.pred.arrive(id, rec.address);
-                self.pred.depart(id, &rec, true, &sink.table);
-                self.pending += 1;
-                self.pending_ops += n_ops as u64;
-                // The limits of §9: a run ends at 64 executions, or once
-                // its executions have 256 operands.
-                if self.pending == limits::MAX_RUN || self.pending_ops >= limits::RUN_OPERANDS {
-                    self.write_pending_run(sink)?;
-                }
-                return Ok(());
-            }
-            surprise = Some(s);
-        }
-        // A complete execution carries a short pending run as its prefix
-        // (§6.1); otherwise the run is a record of its own.
-        let prefix = if complete && self.pending <= limits::MAX_RUN_PREFIX {
-            self.pending_ops = 0;
-            std::mem::take(&mut self.pending)
-        } else {
-            if self.write_pending_run(sink)? {
-                surprise = None; // the state was reset: encode again
-            }
-            0
-        };
-        let cand = self.pred.candidates();
-        let code = if cand[0] == id {
-            0
-        } else if cand[1] == id {
-            1
-        } else {
-            id as u64 + 2
-        };
-        let has_addr = match surprise {
-            Some(s) => s,
-            None => self.encode_ops(&sink.table, id, n_ops, addr)?,
-        };
-        let buf = &mut self.out.buf;
-        if let Some(ni) = partial {
-            event::encode_fields(buf, event::PARTIAL, &[ni as u64, n_ops as u64]);
-        }
-        varint::put(buf, code << 5 | prefix << 3 | (has_addr as u64) << 2);
-        if has_addr {
-            buf.extend_from_slice(&self.scratch);
-        }
-        self.pred.arrive(id, rec.address);
-        self.pred.depart(id, &rec, complete, &sink.table);
-        self.maybe_close(sink)?;
-        Ok(())
-    }
-
-    /// Predicts, encodes and applies the operands of one execution; returns
-    /// whether any is absent or mispredicted.
-    fn encode_ops(
-        &mut self,
-        table: &BlockTable,
-        id: BlockId,
-        n_ops: usize,
-        addr: impl Fn(usize) -> Option<u64>,
-    ) -> Result<bool> {
-        self.scratch.clear();
-        let ops = table.block(id).unwrap().operands();
-        let mut surprise = false;
-        let mut prev = None;
-        for (j, op) in ops.iter().enumerate().take(n_ops) {
-            let p = self.pred.predict(id, j as u32, prev);
-            let Some(a) = addr(j) else {
-                self.scratch.push(0);
-                surprise = true;
-                continue;
-            };
-            let d = a.wrapping_sub(p.addr) as i64;
-            if op.conditional {
-                if d == i64::MIN {
-                    return Err(Error::Invalid(format!(
-                        "block {id} operand {j}: address {a:#x} is 2^63 from its prediction, which a conditional operand cannot express"
-                    )));
-                }
-                varint::put(&mut self.scratch, zigzag(d) + 1);
-            } else {
-                varint::put(&mut self.scratch, zigzag(d));
-            }
-            surprise |= d != 0;
-            self.pred.update(p, a, prev);
-            prev = Some(a);
-        }
-        Ok(surprise)
-    }
-
-    /// Writes the pending run, if any; returns whether the chunk was closed.
-    fn write_pending_run(&mut self, sink: &mut BlockSink) -> Result<bool> {
-        if self.pending == 0 {
-            return Ok(false);
-        }
-        varint::put(&mut self.out.buf, (self.pending - 1) << 1 | 1);
-        self.pending = 0;
-        self.pending_ops = 0;
-        self.maybe_close(sink)
-    }
-
-    fn maybe_close(&mut self, sink: &mut BlockSink) -> Result<bool> {
-        if self.out.payload_len() < self.target {
-            return Ok(false);
-        }
-        self.close(sink)?;
-        Ok(true)
-    }
-
-    fn close(&mut self, sink: &mut BlockSink) -> Result<()> {
-        if self.out.payload_len() == 0 {
-            return Ok(());
-        }
-        // Block definitions reach the disk before the chunks that use them.
-        sink.out.close_chunk()?;
-        self.out.close_chunk()?;
-        self.pred.reset();
-        Ok(())
-    }
-
-    fn flush(&mut self, sink: &mut BlockSink) -> Result<()> {
-        self.write_pending_run(sink)?;
-        self.close(sink)
     }
 }
