@@ -6,7 +6,6 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 
 const N: u64 = 1024;
@@ -195,25 +194,6 @@ fn libomp_schedules() {
             assert_eq!(units, 6 * FORMS_N + 4, "{opt}: forms units");
         }
     }
-}
-
-/// workloads/NAME.c built with clang at `opt` with -fopenmp (libomp), if
-/// clang and libomp are installed.
-fn build_with_clang(name: &str, opt: &str) -> Option<std::path::PathBuf> {
-    let out = root()
-        .join("workloads/build/clang")
-        .join(opt.trim_start_matches('-'));
-    std::fs::create_dir_all(&out).ok()?;
-    let bin = out.join(name);
-    let src = root().join(format!("workloads/{name}.c"));
-    let ok = Command::new("clang")
-        .args([opt, "-g", "-fopenmp", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .ok()?
-        .success();
-    (ok && Path::new(&bin).exists()).then_some(bin)
 }
 
 /// `tf trace --only FN` of a function entered many times (three launches on

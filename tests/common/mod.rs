@@ -130,6 +130,25 @@ pub fn compile(flags: &[&str], sources: &[PathBuf], out: &Path, extra: &[String]
     assert!(status.success(), "compiling {} failed", out.display());
 }
 
+/// workloads/NAME.c built with clang at `opt` with -fopenmp (libomp), if
+/// clang and libomp are installed.
+pub fn build_with_clang(name: &str, opt: &str) -> Option<std::path::PathBuf> {
+    let out = root()
+        .join("workloads/build/clang")
+        .join(opt.trim_start_matches('-'));
+    std::fs::create_dir_all(&out).ok()?;
+    let bin = out.join(name);
+    let src = root().join(format!("workloads/{name}.c"));
+    let ok = Command::new("clang")
+        .args([opt, "-g", "-fopenmp", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .ok()?
+        .success();
+    (ok && Path::new(&bin).exists()).then_some(bin)
+}
+
 /// A fresh temporary directory for a trace (removed when dropped).
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::Builder::new()
