@@ -383,6 +383,18 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
         s.syscalls,
         s.syscall_nanos as f64 / 1e9
     );
+    // What the units cover: the figures below are of these instructions
+    // only (a shard's warps hold only some units, so it says nothing).
+    if let (None, Some(r)) = (report.shard, report.results.first()) {
+        let inside = r.recorded_thread_instructions;
+        if inside < traced {
+            println!(
+                "in units: {inside} of the {traced} traced instructions ({:.1}%); the other {} ran outside every unit (serial code, thread start-up, a loop's own code around its iterations)",
+                100.0 * inside as f64 / traced as f64,
+                traced - inside
+            );
+        }
+    }
     println!();
     println!(
         "{:>5} {:>7} {:>7} {:>16} {:>16} {:>8} {:>12}  {:>6} {:>6} {:>6} {:>6}",

@@ -1,0 +1,68 @@
+//! `tf analyze` says how much of the trace its units cover: the figures are
+//! of the units' instructions, and the rest (serial code, thread start-up)
+//! ran outside every unit.
+
+mod common;
+
+use common::{tempdir, tf};
+use tf_trace::{BlockDef, EndKind, TraceWriter};
+
+/// main: a 2-instruction block that calls work (3 instructions, then it
+/// returns), then 1 instruction: 6 traced, 3 of them in work.
+fn call_trace(dir: &std::path::Path) {
+    let mut w = TraceWriter::create(dir).unwrap();
+    let main = w.function(0x1000, 0, "main").unwrap();
+    let work = w.function(0x2000, 0, "work").unwrap();
+    let call = BlockDef::new(0x1000)
+        .function(main)
+        .insn(2)
+        .insn(5)
+        .end(EndKind::Call);
+    let call = w.block(&call).unwrap();
+    let body = BlockDef::new(0x2000)
+        .function(work)
+        .insn(1)
+        .insn(1)
+        .insn(1)
+        .end(EndKind::Return);
+    let body = w.block(&body).unwrap();
+    let after = BlockDef::new(0x1007)
+        .function(main)
+        .insn(1)
+        .end(EndKind::Return);
+    let after = w.block(&after).unwrap();
+    w.thread(1).unwrap().seq(&[call, body, after]).unwrap();
+    w.finish().unwrap();
+}
+
+fn analyze(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = tf().arg("analyze").arg(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_instructions_outside_every_unit_are_counted() {
+    let d = tempdir();
+    call_trace(d.path());
+    let calls = analyze(d.path(), &["--unit", "call:work", "--warp", "32"]);
+    assert!(
+        calls.contains(
+            "in units: 3 of the 6 traced instructions (50.0%); the other 3 ran outside every unit"
+        ),
+        "{calls}"
+    );
+    // A whole thread is one unit: nothing outside, nothing said.
+    let whole = analyze(d.path(), &["--unit", "thread", "--warp", "32"]);
+    assert!(!whole.contains("in units:"), "{whole}");
+    // A shard holds some warps only: it says nothing of the whole.
+    let shard = analyze(
+        d.path(),
+        &["--unit", "call:work", "--warp", "32", "--shard", "0/2"],
+    );
+    assert!(!shard.contains("in units:"), "{shard}");
+}
