@@ -1,6 +1,6 @@
-//! `tf analyze` says how much of the trace its units cover: the figures are
-//! of the units' instructions, and the rest (serial code, thread start-up)
-//! ran outside every unit.
+//! `tf analyze` and `tf report` say how much of the trace its units cover:
+//! the figures are of the units' instructions, and the rest (serial code,
+//! thread start-up) ran outside every unit.
 
 mod common;
 
@@ -65,4 +65,32 @@ fn the_instructions_outside_every_unit_are_counted() {
         &["--unit", "call:work", "--warp", "32", "--shard", "0/2"],
     );
     assert!(!shard.contains("in units:"), "{shard}");
+}
+
+#[test]
+fn the_report_says_what_the_units_cover() {
+    let d = tempdir();
+    let trace = d.path().join("trace");
+    call_trace(&trace);
+    let html = d.path().join("html");
+    let out = tf()
+        .arg("report")
+        .arg(&trace)
+        .arg("-o")
+        .arg(&html)
+        .args(["--unit", "call:work", "--warp", "32"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = std::fs::read_to_string(html.join("index.html")).unwrap();
+    assert!(
+        index.contains(
+            "<dt>traced instructions</dt><dd>6</dd>\n<dt>of them in units</dt><dd>3 (50.0%; the rest ran outside every unit)</dd>"
+        ),
+        "{index}"
+    );
 }
