@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{tempdir, tf};
+use common::{run_ok, tempdir, tf};
 use tf_trace::{BlockDef, EndKind, TraceWriter};
 
 /// main: a 2-instruction block that calls work (3 instructions, then it
@@ -36,12 +36,7 @@ fn call_trace(dir: &std::path::Path) {
 }
 
 fn analyze(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = tf().arg("analyze").arg(dir).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(tf().arg("analyze").arg(dir).args(args));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -73,19 +68,12 @@ fn the_report_says_what_the_units_cover() {
     let trace = d.path().join("trace");
     call_trace(&trace);
     let html = d.path().join("html");
-    let out = tf()
-        .arg("report")
-        .arg(&trace)
-        .arg("-o")
-        .arg(&html)
-        .args(["--unit", "call:work", "--warp", "32"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(tf().arg("report").arg(&trace).arg("-o").arg(&html).args([
+        "--unit",
+        "call:work",
+        "--warp",
+        "32",
+    ]));
     let index = std::fs::read_to_string(html.join("index.html")).unwrap();
     assert!(
         index.contains(

@@ -77,6 +77,21 @@ pub fn trace_ok(dir: &Path, program: &Path, args: &[&str]) -> Output {
     out
 }
 
+/// Runs `cmd` and returns its output, failing the test with its stderr if it
+/// did not succeed.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Runs `tf analyze TRACE ARGS --json FILE` and returns the JSON.
 pub fn analyze_json(trace: &Path, args: &[&str]) -> Value {
     let json = trace.with_extension("json");
