@@ -95,7 +95,7 @@ pub fn emit(report: &Report, trace: Option<&Trace>, outputs: &Outputs) -> Result
             failed = true;
         }
     }
-    let read = report.threads.iter().map(|t| t.traced_instructions).sum();
+    let read = report.traced_instructions();
     let mut coverage = match trace {
         Some(t) => Coverage::of(t, read),
         None => Coverage::default(),
@@ -367,7 +367,7 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
     if !report.units_are.is_empty() {
         println!("units: {}", report.units_are);
     }
-    let traced: u64 = report.threads.iter().map(|t| t.traced_instructions).sum();
+    let traced = report.traced_instructions();
     let s = &report.skipped;
     println!(
         "threads: {}   traced instructions: {}   skipped: {} (lock runtime {}, waits {}, loop scheduling {}, excluded {}, outside --only {}, other {})   syscalls: {} ({:.3} s in the kernel)",
@@ -383,10 +383,8 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
         s.syscalls,
         s.syscall_nanos as f64 / 1e9
     );
-    // What the units cover: the figures below are of these instructions
-    // only (a shard's warps hold only some units, so it says nothing).
-    if let (None, Some(r)) = (report.shard, report.results.first()) {
-        let inside = r.recorded_thread_instructions;
+    // The figures below are of the units' instructions only.
+    if let Some((inside, traced)) = report.unit_coverage() {
         if inside < traced {
             println!(
                 "in units: {inside} of the {traced} traced instructions ({:.1}%); the other {} ran outside every unit (serial code, thread start-up, a loop's own code around its iterations)",

@@ -309,6 +309,20 @@ pub fn sort_locks(locks: &mut [LockResult]) {
 }
 
 impl Report {
+    /// Instructions the trace's threads hold (those the first pass read).
+    pub fn traced_instructions(&self) -> u64 {
+        self.threads.iter().map(|t| t.traced_instructions).sum()
+    }
+
+    /// What the units cover: the instructions they recorded and the traced
+    /// ones; `None` for a shard, whose warps hold only some of the units.
+    pub fn unit_coverage(&self) -> Option<(u64, u64)> {
+        let inside = self.results.first()?.recorded_thread_instructions;
+        self.shard
+            .is_none()
+            .then(|| (inside, self.traced_instructions()))
+    }
+
     /// The report as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("the report serializes")

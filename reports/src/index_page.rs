@@ -38,22 +38,24 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
         .map(|(_, w)| w.warp_size.to_string())
         .collect();
     let sweep: Vec<String> = r.results.iter().map(|w| w.warp_size.to_string()).collect();
-    let traced: u64 = r.threads.iter().map(|t| t.traced_instructions).sum();
+    let traced = r.traced_instructions();
     let units = c.main_result().units;
     // What the units cover (a shard's warps hold only some of them).
-    let in_units = (r.shard.is_none() && traced > 0).then(|| {
-        let inside = c.main_result().recorded_thread_instructions;
-        let rest = if inside < traced {
-            "; the rest ran outside every unit"
-        } else {
-            ""
-        };
-        format!(
-            "{} ({:.1}%{rest})",
-            count(inside),
-            100.0 * inside as f64 / traced as f64
-        )
-    });
+    let in_units = r
+        .unit_coverage()
+        .filter(|&(_, t)| t > 0)
+        .map(|(inside, traced)| {
+            let rest = if inside < traced {
+                "; the rest ran outside every unit"
+            } else {
+                ""
+            };
+            format!(
+                "{} ({:.1}%{rest})",
+                count(inside),
+                100.0 * inside as f64 / traced as f64
+            )
+        });
     let mut rows = vec![
         ("trace", r.trace.clone()),
         ("command", r.command.join(" ")),
@@ -73,6 +75,9 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
         ("threads", r.threads.len().to_string()),
         ("units (SIMT threads)", units.to_string()),
         ("traced instructions", count(traced)),
+    ];
+    rows.extend(in_units.map(|v| ("of them in units", v)));
+    rows.extend([
         ("skipped instructions", count(r.skipped.instructions())),
         ("--warp", widths.join(", ")),
         ("--unit", r.unit.clone()),
@@ -83,14 +88,7 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
             if r.locks { "on (serialized)" } else { "off" }.into(),
         ),
         ("sweep widths", sweep.join(", ")),
-    ];
-    if let Some(v) = in_units {
-        let at = rows
-            .iter()
-            .position(|(k, _)| *k == "traced instructions")
-            .map_or(0, |i| i + 1);
-        rows.insert(at, ("of them in units", v));
-    }
+    ]);
     if !run.only.is_empty() {
         rows.push(("traced with --only", run.only.join(", ")));
     }

@@ -82,7 +82,7 @@ fn segments(m: &MemoryReport) -> [(&'static str, SegmentReport); 5] {
 pub fn skipped(c: &Catalogue) -> Result<String, Error> {
     let r = c.report;
     let s = &r.skipped;
-    let traced: u64 = r.threads.iter().map(|t| t.traced_instructions).sum();
+    let traced = r.traced_instructions();
     let parts = [
         ("traced", traced),
         ("lock runtime", s.lock_runtime),

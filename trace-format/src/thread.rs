@@ -54,12 +54,10 @@ pub struct ThreadReader<'t> {
     in_chunk: bool,
     chunk_stats: ChunkStats,
     addresses: bool,
-    validate: bool,
-    /// Return a chunk's events as they decode (see [`set_check_ahead`](Self::set_check_ahead)).
-    stream_unchecked: bool,
-    /// The chunk being streamed unchecked: its offset and end.
-    unchecked: Option<(u64, u64)>,
-    /// An unchecked chunk returned events and then failed to decode.
+    checking: Checking,
+    /// The current chunk's events are returned as they decode, unchecked.
+    unchecked: bool,
+    /// An unchecked chunk failed to decode.
     returned_damaged: bool,
     /// For a reader made by [`Trace::read_thread`](crate::Trace::read_thread):
     /// the end of the file's first chunks that some reader of the same trace
@@ -98,9 +96,8 @@ impl<'t> ThreadReader<'t> {
             in_chunk: false,
             chunk_stats: ChunkStats::default(),
             addresses: true,
-            validate: true,
-            stream_unchecked: false,
-            unchecked: None,
+            checking: Checking::Always,
+            unchecked: false,
             returned_damaged: false,
             known_good: None,
         })
@@ -149,12 +146,16 @@ impl<'t> ThreadReader<'t> {
     /// [`chunk_stats`](Self::chunk_stats) holds only the offset, sequence
     /// number and size of a chunk whose check was skipped.
     pub fn set_validate(&mut self, on: bool) {
-        self.validate = on;
+        self.checking = match (on, self.checking) {
+            (true, _) => Checking::Always,
+            (false, Checking::Always) => Checking::UnlessKnown,
+            (false, other) => other,
+        };
     }
 
     /// Whether a chunk that no reader has found to decode yet is decoded
     /// completely before its first event is returned (the default), or its
-    /// events are returned as they decode (`false`, with
+    /// events are returned as they decode (`false`, which turns
     /// [`set_validate`](Self::set_validate) off): each chunk is then decoded
     /// once instead of twice, and a chunk that decodes to its end counts as
     /// checked for the other readers of the trace. The price: a chunk whose
@@ -187,7 +188,11 @@ impl<'t> ThreadReader<'t> {
     /// # Ok(()) }
     /// ```
     pub fn set_check_ahead(&mut self, on: bool) {
-        self.stream_unchecked = !on;
+        self.checking = match (on, self.checking) {
+            (false, _) => Checking::AsRead,
+            (true, Checking::AsRead) => Checking::UnlessKnown,
+            (true, other) => other,
+        };
     }
 
     /// Whether a chunk read without checking ahead failed to decode (after
@@ -202,7 +207,7 @@ impl<'t> ThreadReader<'t> {
     pub fn seek_chunk(&mut self, offset: u64, seq: u32) -> Result<()> {
         self.chunks.seek(offset, seq)?;
         self.in_chunk = false;
-        self.unchecked = None;
+        self.unchecked = false;
         Ok(())
     }
 
@@ -246,8 +251,7 @@ impl<'t> ThreadReader<'t> {
             in_chunk: self.in_chunk,
             chunk_stats: self.chunk_stats,
             addresses: self.addresses,
-            validate: self.validate,
-            stream_unchecked: self.stream_unchecked,
+            checking: self.checking,
             unchecked: self.unchecked,
             returned_damaged: self.returned_damaged,
             known_good: self.known_good,
@@ -279,21 +283,17 @@ impl<'t> ThreadReader<'t> {
                     Ok(false) => return None,
                     Err(e) => return Some(Err(e)),
                 }
-                let c = self.chunks.current();
-                let end = c.offset + (crate::stream::CHUNK_HEADER_LEN + c.payload.len()) as u64;
-                let known = !self.validate
+                let end = self.chunk_end();
+                let known = self.checking != Checking::Always
                     && self
                         .known_good
                         .is_some_and(|k| end <= k.load(Ordering::Acquire));
-                let stream = !known && !self.validate && self.stream_unchecked;
-                self.unchecked = stream.then_some((c.offset, end));
-                let checked = if !known && !stream {
+                self.unchecked = !known && self.checking == Checking::AsRead;
+                let c = self.chunks.current();
+                let checked = if !known && !self.unchecked {
                     let r = self.core.validate(c.payload);
-                    if let (Ok(_), Some(k)) = (&r, self.known_good) {
-                        // Extends the known-good prefix when this chunk
-                        // continues it (readers go through files in order).
-                        let _ =
-                            k.compare_exchange(c.offset, end, Ordering::AcqRel, Ordering::Acquire);
+                    if r.is_ok() {
+                        self.mark_decoded();
                     }
                     r
                 } else {
@@ -326,17 +326,15 @@ impl<'t> ThreadReader<'t> {
             match step {
                 Ok(Step::End) => {
                     self.in_chunk = false;
-                    if let (Some((offset, end)), Some(k)) = (self.unchecked.take(), self.known_good)
-                    {
+                    if std::mem::take(&mut self.unchecked) {
                         // Decoded to its end: checked, as validation would have.
-                        let _ =
-                            k.compare_exchange(offset, end, Ordering::AcqRel, Ordering::Acquire);
+                        self.mark_decoded();
                     }
                 }
                 Ok(step) => break step,
                 Err(e) => {
                     self.in_chunk = false;
-                    self.returned_damaged |= self.unchecked.take().is_some();
+                    self.returned_damaged |= std::mem::take(&mut self.unchecked);
                     let err = self.chunks.decode_damage(e);
                     self.chunks.stop();
                     return Some(Err(err));
@@ -345,6 +343,40 @@ impl<'t> ThreadReader<'t> {
         };
         self.core.event(step, self.chunks.payload()).map(Ok)
     }
+
+    /// The byte offset just past the current chunk.
+    fn chunk_end(&self) -> u64 {
+        let c = self.chunks.current();
+        c.offset + (crate::stream::CHUNK_HEADER_LEN + c.payload.len()) as u64
+    }
+
+    /// The current chunk decodes: extends the trace's known-good prefix of
+    /// this file when the chunk continues it (readers go through files in
+    /// order).
+    fn mark_decoded(&self) {
+        if let Some(k) = self.known_good {
+            let offset = self.chunks.current().offset;
+            let _ = k.compare_exchange(
+                offset,
+                self.chunk_end(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+    }
+}
+
+/// When a reader decodes a chunk completely before returning its first
+/// event (see [`ThreadReader::set_validate`] and
+/// [`ThreadReader::set_check_ahead`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Checking {
+    /// Every time the chunk is read (the default).
+    Always,
+    /// Unless a reader of the same trace has found it to decode.
+    UnlessKnown,
+    /// Never ahead, unless known: its events are returned as they decode.
+    AsRead,
 }
 
 /// Reads every chunk of a thread file for statistics only; stops at the

@@ -510,15 +510,21 @@ fn crash_without_finish_keeps_flushed_chunks() {
     assert_eq!(read_all(&t, 1).0.len(), 3);
 }
 
-#[test]
-fn unvalidated_readers_never_return_data_from_a_chunk_that_does_not_decode() {
-    let d = TempDir::new("novalidate");
-    one_block_trace(d.path());
-    // Block 0, block 0, then block 5, which the table does not have.
+/// A one-block trace whose thread 1 runs block 0 twice in its first chunk;
+/// its second chunk (at byte 50) runs block 0 twice, then block 5, which the
+/// table does not have.
+fn second_chunk_does_not_decode(dir: &Path) {
+    one_block_trace(dir);
     let mut f = header_bytes(StreamKind::Thread, 1, TableParams::default()).to_vec();
     f.extend(chunk(0, &[2 << 5, 2 << 5]));
     f.extend(chunk(1, &[2 << 5, 2 << 5, 0xe0, 0x01])); // (5 + 2) << 5, a varint
-    std::fs::write(d.join("thread-1.tfc"), &f).unwrap();
+    std::fs::write(dir.join("thread-1.tfc"), &f).unwrap();
+}
+
+#[test]
+fn unvalidated_readers_never_return_data_from_a_chunk_that_does_not_decode() {
+    let d = TempDir::new("novalidate");
+    second_chunk_does_not_decode(d.path());
     let trace = Trace::open(d.path()).unwrap();
     for round in 0..2 {
         let mut r = trace.read_thread(1).unwrap();
@@ -548,11 +554,7 @@ fn unvalidated_readers_never_return_data_from_a_chunk_that_does_not_decode() {
 #[test]
 fn streaming_readers_say_when_they_returned_events_of_a_damaged_chunk() {
     let d = TempDir::new("stream");
-    one_block_trace(d.path());
-    let mut f = header_bytes(StreamKind::Thread, 1, TableParams::default()).to_vec();
-    f.extend(chunk(0, &[2 << 5, 2 << 5]));
-    f.extend(chunk(1, &[2 << 5, 2 << 5, 0xe0, 0x01])); // block 5 of 1
-    std::fs::write(d.join("thread-1.tfc"), &f).unwrap();
+    second_chunk_does_not_decode(d.path());
     let trace = Trace::open(d.path()).unwrap();
     let read = |check_ahead: bool| {
         let mut r = trace.read_thread(1).unwrap();
