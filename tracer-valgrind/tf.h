@@ -30,6 +30,7 @@
 #include "pub_tool_xarray.h"
 #include "tf_trace.h"
 #include "tf_tracer.h" /* roles, runtime table, skip state machine, file names */
+#include "tf_worksharing.h" /* the preload library's requests -> loop events */
 
 #define TF_TOOL_VERSION "0.1.0"
 
@@ -188,10 +189,7 @@ typedef struct Thread {
    Bool exit_syscall; /* the thread made the exit system call */
    Bool mem_freed;
    ULong syscall_start;
-   ULong loop_id;     /* the worksharing loop instance it takes chunks of, 0 = none */
-   ULong loop_last;   /* the last instance it joined */
-   ULong static_last; /* the last inline-static instance it joined */
-   ULong loop_start, loop_incr, loop_trip;
+   tf_ws_thread ws;   /* its part of the worksharing loops (tf_omp.c) */
    /* encoder thread only (the Valgrind thread reads them after tf_raw_drain) */
    Addr stack_lo, stack_hi, start_routine;
    Bool file_created;
@@ -248,7 +246,7 @@ UInt tf_raw_workers(void);
  * library (tf_requests.h) made by thread t; False if it is not one. */
 Bool tf_omp_request(Thread *t, const UWord *args);
 /* Chunks of loops whose bounds were never announced (not recorded). */
-extern ULong tf_omp_lost_chunks;
+ULong tf_omp_lost_chunks(void);
 
 /* tf_main.c: called by instrumented code at pthread_create's entry. */
 void tf_note_create(ULong start_routine);

@@ -359,10 +359,10 @@ static void fini(Int exitcode_unused)
       o.exit_signal = faulted ? VKI_SIGSEGV : self_signal;
    }
    tf_manifest_write(&o);
-   if (tf_omp_lost_chunks > 0)
+   if (tf_omp_lost_chunks() > 0)
       tf_error("%llu chunk(s) of OpenMP worksharing loops came from loops whose bounds were not "
                "seen; tf analyze cannot number those loops' iterations",
-               tf_omp_lost_chunks);
+               tf_omp_lost_chunks());
    if (tf_output_error())
       tf_error("cannot write %s; the trace is incomplete", tf_output_error());
 }
