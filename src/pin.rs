@@ -1,6 +1,9 @@
 //! The Pin backend: builds the Pin tool embedded in `tf` (the sources of
 //! `tracer-pintool/` and the trace-format headers) with the user's Pin kit,
 //! once per kit and tool version, into the cache directory, and runs it.
+//! Beside the tool it builds the preload library natively (`libtf_omp.so`,
+//! from the Valgrind tool's `tf_omp_preload.c`), which the traced program
+//! loads so that the tool learns what the OpenMP runtime hands each thread.
 //!
 //! Pin is downloaded by the user from Intel; `tf` finds it through
 //! `--pin-root DIR` or `$PIN_ROOT` and never downloads anything.
@@ -40,8 +43,22 @@ const SOURCES: &[(&str, &str)] = &[
         "tf_skip.h",
         include_str!("../trace-format/include/tf_skip.h"),
     ),
+    (
+        "tf_worksharing.h",
+        include_str!("../trace-format/include/tf_worksharing.h"),
+    ),
+    (
+        "tf_requests.h",
+        include_str!("../trace-format/include/tf_requests.h"),
+    ),
+    (
+        "tf_omp_preload.c",
+        include_str!("../tracer-valgrind/tf_omp_preload.c"),
+    ),
 ];
 const TOOL: &str = "obj-intel64/tf_pin.so";
+/// The preload library, built natively by the same makefile.
+const PRELOAD: &str = "obj-intel64/libtf_omp.so";
 
 /// A Pin kit with the tool built for it.
 pub struct Pin {
@@ -49,6 +66,8 @@ pub struct Pin {
     pub launcher: PathBuf,
     /// The built tool.
     pub tool: PathBuf,
+    /// The preload library the traced program loads.
+    pub preload: PathBuf,
 }
 
 impl Pin {
@@ -75,16 +94,29 @@ impl Pin {
         }
         let root = fs::canonicalize(&root)
             .with_context(|| format!("cannot resolve {}", root.display()))?;
-        let tool = build(&root)?;
+        let dir = build(&root)?;
         Ok(Pin {
             launcher: root.join("pin"),
-            tool,
+            tool: dir.join(TOOL),
+            preload: dir.join(PRELOAD),
         })
     }
 
-    /// `pin -t TOOL -o DIR [-only FN]… [-exclude FN]… --`
+    /// `pin -t TOOL -o DIR [-only FN]… [-exclude FN]… --`, with the preload
+    /// library in the program's `LD_PRELOAD`. Pin's launcher keeps
+    /// `LD_PRELOAD` from itself and hands `PIN_APP_LD_PRELOAD` to the
+    /// program; the user's own preloads follow tf's.
     pub fn command(&self, dir: &Path, only: &[String], exclude: &[String]) -> Command {
         let mut cmd = Command::new(&self.launcher);
+        let mut preload = self.preload.clone().into_os_string();
+        for var in ["PIN_APP_LD_PRELOAD", "LD_PRELOAD"] {
+            if let Some(user) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                preload.push(":");
+                preload.push(user);
+            }
+        }
+        cmd.env("PIN_APP_LD_PRELOAD", preload)
+            .env_remove("LD_PRELOAD");
         cmd.arg("-t").arg(&self.tool).arg("-o").arg(dir);
         for f in only {
             cmd.arg("-only").arg(f);
@@ -97,10 +129,10 @@ impl Pin {
     }
 }
 
-/// Builds the tool for the kit at `root` into the cache (once): the sources
-/// go into a temporary directory, the kit's makefiles build there, and the
-/// directory is renamed into place, so that concurrent runs never see half
-/// of it.
+/// Builds the tool and the preload library for the kit at `root` into the
+/// cache (once) and returns their directory: the sources go into a
+/// temporary directory, the kit's makefiles build there, and the directory
+/// is renamed into place, so that concurrent runs never see half of it.
 fn build(root: &Path) -> Result<PathBuf> {
     let mut hash = fnv1a(root.as_os_str().as_encoded_bytes());
     for (name, text) in SOURCES {
@@ -109,8 +141,8 @@ fn build(root: &Path) -> Result<PathBuf> {
     }
     let cache = cache_root();
     let dir = cache.join(format!("pin-{hash:016x}"));
-    if dir.join(TOOL).is_file() {
-        return Ok(dir.join(TOOL));
+    if dir.join(TOOL).is_file() && dir.join(PRELOAD).is_file() {
+        return Ok(dir);
     }
     let tmp = cache.join(format!(".build-pin-{}", std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
@@ -126,10 +158,12 @@ fn build(root: &Path) -> Result<PathBuf> {
         .arg(&tmp)
         .arg(format!("PIN_ROOT={}", root.display()))
         .arg("TF_TRACE_INC=.")
+        .arg("TF_PRELOAD_SRC=tf_omp_preload.c")
         .arg(TOOL)
+        .arg(PRELOAD)
         .output()
         .context("cannot run make (install it: apt-get install -y make g++)")?;
-    if !out.status.success() || !tmp.join(TOOL).is_file() {
+    if !out.status.success() || !tmp.join(TOOL).is_file() || !tmp.join(PRELOAD).is_file() {
         let err = String::from_utf8_lossy(&out.stderr);
         // The first line that names the problem (a compiler error, a missing
         // kit library), else the last one.
@@ -151,7 +185,7 @@ fn build(root: &Path) -> Result<PathBuf> {
     if !dir.join(TOOL).is_file() {
         bail!("cannot install the Pin tool into {}", dir.display());
     }
-    Ok(dir.join(TOOL))
+    Ok(dir)
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -162,4 +196,45 @@ fn fnv1a_from(h: u64, bytes: &[u8]) -> u64 {
     bytes
         .iter()
         .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    /// The preload library reaches the program through Pin's launcher, first
+    /// in its preload list, and not Pin itself.
+    #[test]
+    fn the_program_loads_the_preload_library_and_pin_does_not() {
+        let pin = Pin {
+            launcher: "/kit/pin".into(),
+            tool: "/cache/obj-intel64/tf_pin.so".into(),
+            preload: "/cache/obj-intel64/libtf_omp.so".into(),
+        };
+        let cmd = pin.command(Path::new("/trace"), &["f".into()], &[]);
+        let envs: Vec<_> = cmd.get_envs().collect();
+        let app = envs
+            .iter()
+            .find(|(k, _)| *k == OsStr::new("PIN_APP_LD_PRELOAD"))
+            .and_then(|(_, v)| *v)
+            .expect("PIN_APP_LD_PRELOAD is set");
+        assert!(app
+            .to_string_lossy()
+            .starts_with("/cache/obj-intel64/libtf_omp.so"));
+        assert!(envs.contains(&(OsStr::new("LD_PRELOAD"), None)));
+        let args: Vec<_> = cmd.get_args().collect();
+        assert_eq!(
+            args,
+            [
+                "-t",
+                "/cache/obj-intel64/tf_pin.so",
+                "-o",
+                "/trace",
+                "-only",
+                "f",
+                "--"
+            ]
+        );
+    }
 }

@@ -204,3 +204,31 @@ fn native_preload_sees_the_loops_the_valgrind_tool_records_with_libomp() {
         eprintln!("libomp test skipped: clang with -fopenmp (libomp-dev) is not installed");
     }
 }
+
+/// The headers the tracers share compile as the Pin tool's C++ and give
+/// the events hand-derived in `tracer-pintool/tests/headers_cpp.cpp`.
+#[test]
+fn the_shared_headers_work_as_cpp() {
+    let dir = tempdir();
+    let exe = dir.path().join("headers_cpp");
+    compile(
+        &["g++", "-std=c++11", "-Wall", "-Wextra", "-Werror"],
+        &[root().join("tracer-pintool/tests/headers_cpp.cpp")],
+        &exe,
+        &[format!(
+            "-I{}",
+            root().join("trace-format/include").display()
+        )],
+    );
+    let out = run_ok(&mut Command::new(&exe));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "none\n\
+         chunk 1 0 2 0 5\n\
+         none\n\
+         chunk 1 2 3 0 5\n\
+         chunk 1 0 0 0 5\n\
+         static 2 1 2\n\
+         unknown\n"
+    );
+}

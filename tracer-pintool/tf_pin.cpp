@@ -164,7 +164,33 @@ static VOID instrument_trace(TRACE trace, VOID *)
         instrument_bbl(bbl);
 }
 
-static VOID image_loaded(IMG img, VOID *) { module_add(img); }
+/* A request of tf's preload library (libtf_omp.so, which tf has the
+ * program load): what the OpenMP runtime handed the thread. */
+static VOID on_request(THREADID tid, CONTEXT *ctxt, ADDRINT code, ADDRINT a1, ADDRINT a2,
+                       ADDRINT a3, ADDRINT a4, ADDRINT a5)
+{
+    Thread *t = thread_of(tid);
+    if (t) {
+        const uint64_t a[6] = {code, a1, a2, a3, a4, a5};
+        thread_drain(t, buffer_at(ctxt));
+        thread_request(t, a);
+    }
+}
+
+static VOID image_loaded(IMG img, VOID *)
+{
+    module_add(img);
+    RTN rtn = RTN_FindByName(img, "tf_request");
+    if (!RTN_Valid(rtn))
+        return;
+    RTN_Open(rtn);
+    RTN_InsertCall(rtn, IPOINT_BEFORE, (AFUNPTR)on_request, IARG_THREAD_ID, IARG_CONTEXT,
+                   IARG_FUNCARG_ENTRYPOINT_VALUE, 0, IARG_FUNCARG_ENTRYPOINT_VALUE, 1,
+                   IARG_FUNCARG_ENTRYPOINT_VALUE, 2, IARG_FUNCARG_ENTRYPOINT_VALUE, 3,
+                   IARG_FUNCARG_ENTRYPOINT_VALUE, 4, IARG_FUNCARG_ENTRYPOINT_VALUE, 5, IARG_END);
+    RTN_Close(rtn);
+    worksharing_found();
+}
 
 /* ---- callbacks ---- */
 
@@ -235,7 +261,11 @@ static VOID context_change(THREADID tid, CONTEXT_CHANGE_REASON reason, const CON
 
 static VOID fork_child(THREADID, const CONTEXT *, VOID *) { disabled = true; }
 static VOID prepare_fini(VOID *) { process_exiting = true; }
-static VOID fini(INT32 code, VOID *) { manifest_write(true, fatal_signal == 0, code, fatal_signal); }
+static VOID fini(INT32 code, VOID *)
+{
+    manifest_write(true, fatal_signal == 0, code, fatal_signal);
+    worksharing_report();
+}
 
 static INT32 usage()
 {

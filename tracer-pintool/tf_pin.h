@@ -10,14 +10,16 @@
  * Instrumented code fills a per-thread Pin trace buffer with fixed-size
  * records (a block's head, each memory operand, registers a role needs).
  * The buffer's owner thread turns them into its stream when the buffer is
- * full and whenever an event (system call, signal, gather) needs the
- * records before it decoded first, so threads never wait for each other. */
+ * full and whenever an event (system call, signal, gather, a request of
+ * the preload library) needs the records before it decoded first, so
+ * threads never wait for each other. */
 #ifndef TF_PIN_H
 #define TF_PIN_H
 
 #include "pin.H"
 extern "C" {
 #include "tf_tracer.h"
+#include "tf_worksharing.h"
 }
 
 #define TF_PIN_VERSION "0.1.0"
@@ -81,6 +83,12 @@ void thread_signal_return(Thread *t);
 void thread_gather(Thread *t, UINT32 first_op, const PIN_MULTI_MEM_ACCESS_INFO *m);
 void thread_end(Thread *t, unsigned how);
 void thread_note_create(Thread *t, ADDRINT start_routine);
+/* A request of tf's preload library (tf_requests.h): a1..a5 in a[1..5]. */
+void thread_request(Thread *t, const uint64_t a[6]);
+/* The preload library is loaded: worksharing loops are recorded. */
+void worksharing_found();
+/* At the end: says so if chunks of loops never announced were lost. */
+void worksharing_report();
 bool output_init(const std::string &dir, int argc, char **argv);
 bool output_append(const char *name, bool *created, const UINT8 *header, const UINT8 *data,
                    size_t len);

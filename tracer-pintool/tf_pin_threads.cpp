@@ -5,6 +5,7 @@
  * state needs no lock; only thread creation and the manifest take one. */
 #include "tf_pin.h"
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -28,6 +29,7 @@ struct Thread {
     UINT64 addrs[TF_PIN_MAX_OPS];
     int sigs[16];
     UINT32 n_sigs;
+    tf_ws_thread ws; /* its part of the worksharing loops */
 };
 
 static Thread *all[TF_PIN_MAX_THREADS]; /* by tid - 1 */
@@ -38,6 +40,11 @@ static std::string out_dir;
 static std::vector<std::string> command;
 static std::string cwd;
 static UINT64 start_time;
+/* Worksharing loops (tf_worksharing.h): the process's instances, shared by
+ * the threads, which run in parallel. */
+static tf_ws_state loops;
+static PIN_MUTEX loops_mutex;
+static bool worksharing;
 
 static const tf_block_info *info_of(void *, uint32_t id) { return &block(id)->info; }
 static uint32_t at_of(void *, uint64_t a) { return block_at(a); }
@@ -259,6 +266,30 @@ void thread_gather(Thread *t, UINT32 first_op, const PIN_MULTI_MEM_ACCESS_INFO *
         t->addrs[first_op + i] = m->memop[i].maskOn ? m->memop[i].memoryAddress : 0;
 }
 
+void worksharing_found() { worksharing = true; }
+
+void worksharing_report()
+{
+    if (loops.lost_chunks > 0) {
+        fprintf(stderr, "tf: " TF_WS_LOST_MESSAGE "\n", (unsigned long long)loops.lost_chunks);
+        fflush(stderr);
+    }
+}
+
+void thread_request(Thread *t, const uint64_t a[6])
+{
+    tf_ws_event ev;
+    PIN_MutexLock(&loops_mutex);
+    int known = tf_ws_request(&loops, &t->ws, a, &ev);
+    PIN_MutexUnlock(&loops_mutex);
+    if (!known || disabled)
+        return;
+    if (ev.kind == TF_WS_LOOP_CHUNK)
+        tf_skip_loop_chunk(&t->skip, ev.loop, ev.first, ev.count, ev.stride, ev.trip);
+    else if (ev.kind == TF_WS_STATIC_LOOP)
+        tf_skip_static_loop(&t->skip, ev.loop, ev.first, ev.count);
+}
+
 void thread_end(Thread *t, unsigned how)
 {
     if (t->ended)
@@ -303,6 +334,7 @@ bool output_init(const std::string &dir, int argc, char **argv)
 {
     char buf[4096];
     PIN_MutexInit(&threads_mutex);
+    PIN_MutexInit(&loops_mutex);
     out_dir = dir;
     for (int i = 0; i < argc; i++)
         command.push_back(argv[i]);
@@ -327,7 +359,7 @@ void manifest_write(bool complete, bool have_code, INT64 code, int signo)
     tf_manifest_run run = {"tf-pin", TF_PIN_VERSION, backend.c_str(), cmd.data(), cmd.size(),
                            cwd.c_str(), (UINT64)PIN_GetPid(), start_time, only.data(),
                            only.size(), exclude.data(), exclude.size(), complete, have_code,
-                           signo, code, /* no loop_chunk or static_loop (README) */ 0};
+                           signo, code, worksharing};
     for (size_t cap = 64 << 10;; cap *= 4) {
         std::vector<UINT8> buf(cap);
         tf_mp mp;

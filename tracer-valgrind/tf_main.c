@@ -360,9 +360,7 @@ static void fini(Int exitcode_unused)
    }
    tf_manifest_write(&o);
    if (tf_omp_lost_chunks() > 0)
-      tf_error("%llu chunk(s) of OpenMP worksharing loops came from loops whose bounds were not "
-               "seen; tf analyze cannot number those loops' iterations",
-               tf_omp_lost_chunks());
+      tf_error(TF_WS_LOST_MESSAGE, tf_omp_lost_chunks());
    if (tf_output_error())
       tf_error("cannot write %s; the trace is incomplete", tf_output_error());
 }

@@ -52,6 +52,12 @@ typedef struct tf_ws_state {
     uint64_t lost_chunks;
 } tf_ws_state;
 
+/* What a tracer says at the end when lost_chunks (the argument, as an
+ * unsigned long long) is not 0. */
+#define TF_WS_LOST_MESSAGE                                                                    \
+    "%llu chunk(s) of OpenMP worksharing loops came from loops whose bounds were not seen; " \
+    "tf analyze cannot number those loops' iterations"
+
 typedef struct tf_ws_thread {
     uint64_t loop_id;     /* the instance it takes chunks of, 0 = none */
     uint64_t loop_last;   /* the last instance it joined */
