@@ -243,11 +243,12 @@ fn only_traces_analyze_like_full_traces() {
 }
 
 /// GCC's `schedule(static, 1)` is a stride by the team's size, which nothing
-/// tells from a program's own: `--unit auto` keeps its calls whole and says
-/// how to cut it; `iter:FN` cuts it per iteration in logical order
+/// tells from a program's own, and which deals the iterations out round
+/// robin: `--unit auto` cuts it per iteration in logical order, exactly as
+/// `iter:FN` does, and says so in its header line
 /// (workloads/omp_schedules.c derives the figures).
 #[test]
-fn gcc_static1_is_cut_when_named() {
+fn gcc_static1_is_cut_per_iteration() {
     let f = "fill_static1._omp_fn.0";
     for opt in ["-O0", "-O2"] {
         let dir = tempdir();
@@ -257,22 +258,34 @@ fn gcc_static1_is_cut_when_named() {
             &workload_at("omp_schedules", opt),
             &[&N.to_string(), "static1"],
         );
-        let auto = analyze_json(&t, &["--warp", "32"]);
-        assert_eq!(width(&auto, 32)["units"], 4, "{opt}: auto");
+        let auto = analyze_json(&t, &["--warp", "8,32"]);
         let warnings = auto["warnings"].as_array().unwrap();
-        assert_eq!(warnings.len(), 1, "{opt}: {warnings:?}");
-        let w = warnings[0].as_str().unwrap();
-        assert!(w.contains(&format!("--unit iter:{f}")), "{opt}: {w}");
+        assert!(warnings.is_empty(), "{opt}: {warnings:?}");
+        let about = auto["units_are"].as_str().unwrap();
+        assert!(
+            about.starts_with(
+                "each iteration of 1 OpenMP worksharing loop instance(s) (1 of them GCC's inline \
+                 static schedule, 1 of which stride by the team's size"
+            ),
+            "{opt}: {about}"
+        );
         let iter = analyze_json(&t, &["--warp", "8,32", "--unit", &format!("iter:{f}")]);
         for w in [8u64, 32] {
-            assert_eq!(width(&iter, w)["units"], N, "{opt} W={w}: units");
+            for r in [&auto, &iter] {
+                assert_eq!(width(r, w)["units"], N, "{opt} W={w}: units");
+                assert_eq!(
+                    function(width(r, w), f)["simt_efficiency"],
+                    1.0,
+                    "{opt} W={w}"
+                );
+                let want = (w * 24 / 32) as f64;
+                assert_eq!(heap(r, w, f), (want, want), "{opt} W={w}: heap sectors");
+            }
             assert_eq!(
-                function(width(&iter, w), f)["simt_efficiency"],
-                1.0,
-                "{opt} W={w}"
+                function(width(&auto, w), f),
+                function(width(&iter, w), f),
+                "{opt} W={w}: auto and iter:FN"
             );
-            let want = (w * 24 / 32) as f64;
-            assert_eq!(heap(&iter, w, f), (want, want), "{opt} W={w}: heap sectors");
         }
     }
 }
@@ -344,29 +357,28 @@ fn loop_forms_at_every_level() {
     }
 }
 
-/// A program's own questions about its place in the team are no static
-/// schedule: a parallel region that strides through its items by the team's
-/// size keeps one unit per call (with a warning: it could be GCC's
-/// `schedule(static, 1)`; named, it is cut per item), and a dynamic loop
-/// whose iterations ask is still cut per iteration. Two static loops of one region are both cut,
-/// also when GCC splits them once for both (from -O1 on); vectorized ones
-/// (-O3) are left whole, with a warning each (workloads/omp_place.c derives
-/// the figures).
+/// A program's own questions about its place in the team: a parallel
+/// region that strides through its items by the team's size deals them out
+/// round robin, as GCC's `schedule(static, 1)` does, and is cut per item,
+/// named or not; a dynamic loop whose iterations ask is still cut per
+/// iteration. Two static loops of one region are both cut, also when GCC
+/// splits them once for both (from -O1 on); vectorized ones (-O3) are left
+/// whole, with a warning each, and the stride GCC unrolls there is left
+/// whole by auto and refused by iter: (workloads/omp_place.c derives the
+/// figures).
 #[test]
-fn own_place_questions_are_no_static_schedule() {
+fn own_place_questions() {
     const N: u64 = 256;
-    let stride = ("stride._omp_fn.0", "schedule(static, 1)");
     let vectorized = |f| (f, "vectorized");
     for (opt, units, instances, warned) in [
-        ("-O0", 3 * N + 4, 3, vec![stride]),
-        ("-O1", 3 * N + 4, 3, vec![stride]),
-        ("-O2", 3 * N + 4, 3, vec![stride]),
+        ("-O0", 4 * N, 4, vec![]),
+        ("-O1", 4 * N, 4, vec![]),
+        ("-O2", 4 * N, 4, vec![]),
         (
             "-O3",
             12,
             0,
-            // the stride loop is unrolled: no schedule(static, 1) could be
-            // cut there either
+            // the stride loop is unrolled: left whole, without a word
             vec![vectorized("tagged._omp_fn.0"), vectorized("both._omp_fn.0")],
         ),
     ] {
@@ -399,8 +411,9 @@ fn own_place_questions_are_no_static_schedule() {
             assert_eq!(width(&iter, 32)["units"], N, "{opt}: stride units");
             let f = function(width(&iter, 32), "stride._omp_fn.0");
             assert_eq!(f["memory"]["heap"]["sectors_per_request"], 8.0, "{opt}");
+            assert_eq!(f, function(width(&r, 32), "stride._omp_fn.0"), "{opt}");
         }
-        if instances == 3 {
+        if instances == 4 {
             // both loops of `both`: consecutive 8-byte words, 8 sectors
             let f = function(width(&r, 32), "both._omp_fn.0");
             assert_eq!(f["memory"]["heap"]["sectors_per_request"], 8.0, "{opt}");

@@ -2,12 +2,12 @@
  * own purposes, which tf must not take for GCC's inline static schedule
  * (FORMAT.md 6.7, docs/ARCHITECTURE.md 2.5), on 4 threads:
  *   stride   a parallel region whose threads stride through the N items by
- *            the team's size (no division splits the loop): a GPU thread per
- *            OpenMP thread, so one unit per call of its outlined function,
- *            with a warning (GCC's schedule(static, 1) looks the same); named
- *            (--unit iter:stride._omp_fn.0), N units in item order, 8
- *            sectors per request at W = 32 (consecutive longs). At -O3 GCC
- *            unrolls it (two items per pass): no warning under auto, and
+ *            the team's size (no division splits the loop): the items are
+ *            dealt out round robin, as GCC's schedule(static, 1) deals
+ *            iterations (and its code looks the same), so N units in item
+ *            order, named (--unit iter:stride._omp_fn.0) or not, 8 sectors
+ *            per request at W = 32 (consecutive longs). At -O3 GCC unrolls
+ *            it (two items per pass): auto leaves its 4 calls whole, and
  *            iter: refuses it (exit 1);
  *   tagged   a schedule(dynamic) loop whose iterations record the thread's
  *            place: one unit per iteration;
@@ -16,10 +16,10 @@
  *            asks once for both (they have the same iteration space) and
  *            runs each thread's block of the first loop, then of the
  *            second. Either way each loop is cut per iteration: 2N units.
- * Hand-derived, under --unit auto: 3N + 4 units at -O0 to -O2, with the
- * one warning about `stride`. At -O3 GCC vectorizes the loops of `tagged` and `both` (two
- * iterations per pass): neither is cut, each says so in a warning, and every
- * call is one unit: 12 units. */
+ * Hand-derived, under --unit auto: 4N units in 4 loop instances at -O0 to
+ * -O2, no warning. At -O3 GCC vectorizes the loops of `tagged` and `both`
+ * (two iterations per pass): neither is cut, each says so in a warning, and
+ * every call is one unit: 12 units. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  *   collapse   schedule(dynamic, 7) collapse(2) over (N / 32) x 32
  *   all        every loop above, one after the other
  *   static1    schedule(static, 1)      round robin, one at a time (not in
- *              `all`: GCC's code for it is a program's own stride loop)
+ *              `all`: GCC's code for it is a stride loop, tested apart)
  * Iteration i reads items[i].b and writes items[i].a of a heap array of
  * 24-byte structs (three doubles), 64-byte aligned.
  *
@@ -21,9 +21,11 @@
  *   the team and the analyzer infers its block (static, plain) or its
  *   chunks of 5, T * 5 apart (static5) (FORMAT.md 6.7), so they are N units
  *   too. GCC's static1 leaves no mark in its code (from -O1 on it is
- *   `for (i = t; i < n; i += T)`): `--unit auto` keeps its 4 calls whole and
- *   says so in a warning; `--unit iter:fill_static1._omp_fn.0` gives its N
- *   units in logical order, with the figures below.
+ *   `for (i = t; i < n; i += T)`), but each thread runs exactly the
+ *   iterations round robin gives it: `--unit auto`, as
+ *   `--unit iter:fill_static1._omp_fn.0`, gives its N units in logical
+ *   order, with the figures below, and counts the instance as a stride by
+ *   the team's size in its header line.
  * - SIMT efficiency 100%: every item has b = 1, so every iteration takes
  *   the same path. Not for collapse: the CPU code steps its (row, column)
  *   pair with a branch at the end of each row, which one lane in 32 takes.

@@ -91,7 +91,6 @@ pub(crate) fn recut(
     let static_unsplit: Vec<LoopSite> = plan
         .as_ref()
         .map_or_else(Vec::new, |p| p.statics.failed.clone());
-    let plan_strided: Option<Vec<LoopSite>> = plan.as_ref().map(|p| p.statics.strided.clone());
     // The trip count of every inline static instance cut, and of each loop
     // after the first that its split runs.
     let static_trips: HashMap<(u64, u32), u64> = plan.as_ref().map_or_else(HashMap::new, |p| {
@@ -126,9 +125,20 @@ pub(crate) fn recut(
             };
             let instances = instances_in(&plan.runs_in);
             let statics = instances_in(&plan.statics.runs_in);
-            let statics = match statics {
-                0 => String::new(),
-                n => format!(" ({n} of them GCC's inline static schedule)"),
+            let strided = plan
+                .statics
+                .runs_in
+                .values()
+                .filter(|f| plan.statics.strided.contains(f))
+                .count();
+            let statics = match (statics, strided) {
+                (0, _) => String::new(),
+                (n, 0) => format!(" ({n} of them GCC's inline static schedule)"),
+                (n, k) => format!(
+                    " ({n} of them GCC's inline static schedule, {k} of which stride by the \
+                     team's size, as GCC's schedule(static, 1) or a program's own stride does: \
+                     cut round robin; --unit call:FN keeps such a function whole)"
+                ),
             };
             let plan = Arc::new(plan);
             (
@@ -181,17 +191,6 @@ pub(crate) fn recut(
         (UnitsRule::OpenMpUnnamed(_), _) => unreachable!("resolved after the first pass"),
     };
     let mut warnings = Vec::new();
-    if let (UnitsRule::OpenMp(_), Some(p)) = (rule, &plan_strided) {
-        for f in p {
-            warnings.push(format!(
-                "the threads of {0} ask for their place in the team and run a loop that \
-                 nothing in its code shares out among them; if it is GCC's schedule(static, 1), \
-                 which leaves no mark, --unit iter:{0} cuts it per iteration in logical order; \
-                 each call of it is one unit",
-                name(f.entry)
-            ));
-        }
-    }
     for f in &unsplit {
         let why = if static_unsplit.contains(f) {
             format!(
@@ -271,7 +270,7 @@ fn worksharing_plan(census: &LoopCensus, job: &ScanJob, entries: &[u64]) -> Opti
         plan.failed.retain(|s| entries.contains(&s.entry));
     }
     let found = !plan.loops.is_empty() || !plan.failed.is_empty();
-    (found || (entries.is_empty() && !plan.statics.strided.is_empty())).then_some(plan)
+    found.then_some(plan)
 }
 
 fn whole(units_are: &str) -> Recut {

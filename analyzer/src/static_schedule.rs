@@ -31,6 +31,15 @@
 //! and loop, but where no block fits, is reported (its calls stay whole); a
 //! chunked static schedule (`schedule(static, C)`) runs several blocks per
 //! thread and is one of those.
+//!
+//! A part whose code does not divide, but whose loop runs in every part
+//! exactly the iterations `schedule(static, 1)` would give its thread (round
+//! robin, one at a time), is cut that way: from -O1 on GCC's code for
+//! `schedule(static, 1)` is `for (i = t; i < n; i += T)`, which is also what
+//! a program that strides through its items by the team's size writes, and
+//! either shares the loop out one iteration per thread in turn. A loop run
+//! whole on every thread gives every part all the iterations, and does not
+//! fit.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::{chunk_bounds, divides};
@@ -70,11 +79,12 @@ pub struct StaticPlan {
     pub runs_in: HashMap<u64, LoopSite>,
     /// Functions whose parts divide and loop but fit no block split.
     pub failed: Vec<LoopSite>,
-    /// Functions whose threads ask for their place and run a loop that
-    /// nothing in their code shows split among them, but whose runs are what
-    /// `schedule(static, 1)` gives: GCC's `schedule(static, 1)` leaves no
-    /// mark, and a program's own stride by the team's size looks the same.
-    /// Cut only where the user names the function (`iter:FN`).
+    /// The functions cut (in `loops`) whose threads ask for their place and
+    /// run a loop that nothing in their code shows split among them, but
+    /// whose runs are what `schedule(static, 1)` gives: GCC's
+    /// `schedule(static, 1)` leaves no mark, and a program's own stride by
+    /// the team's size looks the same; either shares the loop out round
+    /// robin, one iteration at a time.
     pub strided: Vec<LoopSite>,
 }
 
@@ -162,8 +172,8 @@ impl StaticCensus {
 
     /// The plan for every function whose parts are a static schedule.
     /// `named`: the entries of the functions the user asked to cut into
-    /// iterations (`iter:FN`), whose strided parts are cut as
-    /// `schedule(static, 1)`'s.
+    /// iterations (`iter:FN`), where a stride that cannot be cut (unrolled)
+    /// is an error rather than left whole.
     pub fn plan(&self, canon: &CanonicalBlocks, table: &BlockTable, named: &[u64]) -> StaticPlan {
         let mut by_site: BTreeMap<LoopSite, Vec<&Part>> = BTreeMap::new();
         for p in &self.parts {
@@ -211,16 +221,19 @@ impl StaticCensus {
                 Some(Ok(found)) => Ok(found),
                 _ if divided => team.cut(&tops, false, &[Split::Block]),
                 Some(Err(miss)) => Err(miss),
-                // nothing in the code split the loop among the threads: cut
-                // as schedule(static, 1) where the user names the function
-                // (an unrolled one is refused, an error), else said
-                None if named.contains(&site.entry) => team.cut_strided(&tops),
-                None => {
-                    if team.cut_strided(&tops).is_ok() {
+                // nothing in the code split the loop among the threads, but
+                // each ran what schedule(static, 1) gives it: a stride by
+                // the team's size (GCC's code for schedule(static, 1), or
+                // the program's own), cut in logical order. Unrolled, it is
+                // refused where the user named the function, else left.
+                None => match team.cut_strided(&tops) {
+                    Ok(found) => {
                         plan.strided.push(site);
+                        Ok(found)
                     }
-                    continue;
-                }
+                    Err(miss) if named.contains(&site.entry) => Err(miss),
+                    Err(_) => continue,
+                },
             };
             let found = match found {
                 Ok(found) => found,
