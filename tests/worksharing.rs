@@ -411,7 +411,11 @@ fn own_place_questions() {
             assert_eq!(width(&iter, 32)["units"], N, "{opt}: stride units");
             let f = function(width(&iter, 32), "stride._omp_fn.0");
             assert_eq!(f["memory"]["heap"]["sectors_per_request"], 8.0, "{opt}");
-            assert_eq!(f, function(width(&r, 32), "stride._omp_fn.0"), "{opt}");
+            // the same figures under auto (its share of the run differs:
+            // the other functions are in it)
+            let mut auto = function(width(&r, 32), "stride._omp_fn.0").clone();
+            auto["share"] = f["share"].clone();
+            assert_eq!(f, &auto, "{opt}");
         }
         if instances == 4 {
             // both loops of `both`: consecutive 8-byte words, 8 sectors
