@@ -31,15 +31,15 @@ typedef void *OrigFn;
 #define KMP(fn) fn
 /* The function this wrapper stands in for: the next definition of the
  * wrapper's own name, looked up once. */
-#define VALGRIND_GET_ORIG_FN(f)                                               \
-   do {                                                                       \
-      static void *real_;                                                     \
-      void *r_ = __atomic_load_n(&real_, __ATOMIC_RELAXED);                   \
-      if (r_ == 0) {                                                          \
-         r_ = dlsym(RTLD_NEXT, __func__);                                     \
-         __atomic_store_n(&real_, r_, __ATOMIC_RELAXED);                      \
-      }                                                                       \
-      (f) = r_;                                                               \
+#define VALGRIND_GET_ORIG_FN(f)                             \
+   do {                                                     \
+      static void *real_;                                   \
+      void *r_ = __atomic_load_n(&real_, __ATOMIC_RELAXED); \
+      if (r_ == 0) {                                        \
+         r_ = dlsym(RTLD_NEXT, __func__);                   \
+         __atomic_store_n(&real_, r_, __ATOMIC_RELAXED);    \
+      }                                                     \
+      (f) = r_;                                             \
    } while (0)
 /* Calls of the real function with word-sized arguments and result, as
  * Valgrind's CALL_FN_W_* make them (integer arguments go in the same
@@ -50,17 +50,17 @@ typedef unsigned long W_;
 #define CALL_FN_W_WW(r, f, a, b) TF_CALL(r, f, (W_, W_), (W_)(a), (W_)(b))
 #define CALL_FN_W_5W(r, f, a, b, c, d, e) \
    TF_CALL(r, f, (W_, W_, W_, W_, W_), (W_)(a), (W_)(b), (W_)(c), (W_)(d), (W_)(e))
-#define CALL_FN_W_6W(r, f, a, b, c, d, e, g)                                             \
+#define CALL_FN_W_6W(r, f, a, b, c, d, e, g)                                            \
    TF_CALL(r, f, (W_, W_, W_, W_, W_, W_), (W_)(a), (W_)(b), (W_)(c), (W_)(d), (W_)(e), \
            (W_)(g))
-#define CALL_FN_W_7W(r, f, a, b, c, d, e, g, h)                                              \
+#define CALL_FN_W_7W(r, f, a, b, c, d, e, g, h)                                             \
    TF_CALL(r, f, (W_, W_, W_, W_, W_, W_, W_), (W_)(a), (W_)(b), (W_)(c), (W_)(d), (W_)(e), \
            (W_)(g), (W_)(h))
-#define CALL_FN_W_8W(r, f, a, b, c, d, e, g, h, i)                                               \
+#define CALL_FN_W_8W(r, f, a, b, c, d, e, g, h, i)                                              \
    TF_CALL(r, f, (W_, W_, W_, W_, W_, W_, W_, W_), (W_)(a), (W_)(b), (W_)(c), (W_)(d), (W_)(e), \
            (W_)(g), (W_)(h), (W_)(i))
-#define CALL_FN_W_9W(r, f, a, b, c, d, e, g, h, i, j)                                         \
-   TF_CALL(r, f, (W_, W_, W_, W_, W_, W_, W_, W_, W_), (W_)(a), (W_)(b), (W_)(c), (W_)(d),   \
+#define CALL_FN_W_9W(r, f, a, b, c, d, e, g, h, i, j)                                      \
+   TF_CALL(r, f, (W_, W_, W_, W_, W_, W_, W_, W_, W_), (W_)(a), (W_)(b), (W_)(c), (W_)(d), \
            (W_)(e), (W_)(g), (W_)(h), (W_)(i), (W_)(j))
 
 /* The request the tracer instruments (its arguments at entry). Not
@@ -148,95 +148,95 @@ static void combined(W start, W end, W incr)
 }
 
 /* ---- libgomp: bool GOMP_loop_X_start(start, end, incr, chunk, *istart, *iend) */
-#define GOMP_START(X)                                                                      \
-   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long c, long *lo, long *hi);  \
-   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long c, long *lo, long *hi)   \
-   {                                                                                       \
-      OrigFn fn;                                                                           \
-      W r;                                                                                 \
-      VALGRIND_GET_ORIG_FN(fn);                                                            \
-      begin(s, e, i);                                                                      \
-      CALL_FN_W_6W(r, fn, s, e, i, c, lo, hi);                                             \
-      chunk(ret_bool(r), *lo, *hi);                                                            \
-      return ret_bool(r);                                                                      \
+#define GOMP_START(X)                                                                    \
+   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long c, long *lo, long *hi); \
+   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long c, long *lo, long *hi)  \
+   {                                                                                     \
+      OrigFn fn;                                                                         \
+      W r;                                                                               \
+      VALGRIND_GET_ORIG_FN(fn);                                                          \
+      begin(s, e, i);                                                                    \
+      CALL_FN_W_6W(r, fn, s, e, i, c, lo, hi);                                           \
+      chunk(ret_bool(r), *lo, *hi);                                                      \
+      return ret_bool(r);                                                                \
    }
-#define GOMP_RUNTIME_START(X)                                                      \
-   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long *lo, long *hi);  \
-   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long *lo, long *hi)   \
-   {                                                                               \
-      OrigFn fn;                                                                   \
-      W r;                                                                         \
-      VALGRIND_GET_ORIG_FN(fn);                                                    \
-      begin(s, e, i);                                                              \
-      CALL_FN_W_5W(r, fn, s, e, i, lo, hi);                                        \
-      chunk(ret_bool(r), *lo, *hi);                                                    \
-      return ret_bool(r);                                                              \
+#define GOMP_RUNTIME_START(X)                                                    \
+   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long *lo, long *hi); \
+   bool GOMP(GOMP_loop_##X##_start)(long s, long e, long i, long *lo, long *hi)  \
+   {                                                                             \
+      OrigFn fn;                                                                 \
+      W r;                                                                       \
+      VALGRIND_GET_ORIG_FN(fn);                                                  \
+      begin(s, e, i);                                                            \
+      CALL_FN_W_5W(r, fn, s, e, i, lo, hi);                                      \
+      chunk(ret_bool(r), *lo, *hi);                                              \
+      return ret_bool(r);                                                        \
    }
 /* bool GOMP_loop_X_next(*istart, *iend), and the ull twins */
-#define GOMP_NEXT(X, T)                                        \
-   bool GOMP(GOMP_loop_##X##_next)(T * lo, T * hi);           \
-   bool GOMP(GOMP_loop_##X##_next)(T * lo, T * hi)            \
-   {                                                           \
-      OrigFn fn;                                               \
-      W r;                                                     \
-      VALGRIND_GET_ORIG_FN(fn);                                \
-      CALL_FN_W_WW(r, fn, lo, hi);                             \
-      chunk(ret_bool(r), (W)*lo, (W)*hi);                          \
-      return ret_bool(r);                                          \
+#define GOMP_NEXT(X, T)                             \
+   bool GOMP(GOMP_loop_##X##_next)(T * lo, T * hi); \
+   bool GOMP(GOMP_loop_##X##_next)(T * lo, T * hi)  \
+   {                                                \
+      OrigFn fn;                                    \
+      W r;                                          \
+      VALGRIND_GET_ORIG_FN(fn);                     \
+      CALL_FN_W_WW(r, fn, lo, hi);                  \
+      chunk(ret_bool(r), (W)*lo, (W)*hi);           \
+      return ret_bool(r);                           \
    }
 /* void GOMP_parallel_loop_X(fn, data, nthreads, start, end, incr, chunk, flags) */
-#define GOMP_PARALLEL(X)                                                                      \
+#define GOMP_PARALLEL(X)                                                                     \
    void GOMP(GOMP_parallel_loop_##X)(void (*f)(void *), void *d, unsigned n, long s, long e, \
-                                     long i, long c, unsigned fl);                            \
+                                     long i, long c, unsigned fl);                           \
    void GOMP(GOMP_parallel_loop_##X)(void (*f)(void *), void *d, unsigned n, long s, long e, \
-                                     long i, long c, unsigned fl)                             \
-   {                                                                                          \
-      OrigFn fn;                                                                              \
-      W r;                                                                                    \
-      VALGRIND_GET_ORIG_FN(fn);                                                               \
-      combined(s, e, i);                                                                      \
-      CALL_FN_W_8W(r, fn, f, d, n, s, e, i, c, fl);                                           \
-      (void)r;                                                                                \
+                                     long i, long c, unsigned fl)                            \
+   {                                                                                         \
+      OrigFn fn;                                                                             \
+      W r;                                                                                   \
+      VALGRIND_GET_ORIG_FN(fn);                                                              \
+      combined(s, e, i);                                                                     \
+      CALL_FN_W_8W(r, fn, f, d, n, s, e, i, c, fl);                                          \
+      (void)r;                                                                               \
    }
-#define GOMP_PARALLEL_RUNTIME(X)                                                              \
+#define GOMP_PARALLEL_RUNTIME(X)                                                             \
    void GOMP(GOMP_parallel_loop_##X)(void (*f)(void *), void *d, unsigned n, long s, long e, \
-                                     long i, unsigned fl);                                    \
+                                     long i, unsigned fl);                                   \
    void GOMP(GOMP_parallel_loop_##X)(void (*f)(void *), void *d, unsigned n, long s, long e, \
-                                     long i, unsigned fl)                                     \
-   {                                                                                          \
-      OrigFn fn;                                                                              \
-      W r;                                                                                    \
-      VALGRIND_GET_ORIG_FN(fn);                                                               \
-      combined(s, e, i);                                                                      \
-      CALL_FN_W_7W(r, fn, f, d, n, s, e, i, fl);                                              \
-      (void)r;                                                                                \
+                                     long i, unsigned fl)                                    \
+   {                                                                                         \
+      OrigFn fn;                                                                             \
+      W r;                                                                                   \
+      VALGRIND_GET_ORIG_FN(fn);                                                              \
+      combined(s, e, i);                                                                     \
+      CALL_FN_W_7W(r, fn, f, d, n, s, e, i, fl);                                             \
+      (void)r;                                                                               \
    }
 /* bool GOMP_loop_ull_X_start(up, start, end, incr, chunk, *istart, *iend) */
-#define GOMP_ULL_START(X)                                                                 \
-   bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull c, ull *lo,    \
-                                        ull *hi);                                         \
-   bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull c, ull *lo,    \
-                                        ull *hi)                                          \
-   {                                                                                      \
-      OrigFn fn;                                                                          \
-      W r;                                                                                \
-      VALGRIND_GET_ORIG_FN(fn);                                                           \
-      begin(s, e, i);                                                                     \
-      CALL_FN_W_7W(r, fn, up, s, e, i, c, lo, hi);                                        \
-      chunk(ret_bool(r), *lo, *hi);                                                           \
-      return ret_bool(r);                                                                     \
+#define GOMP_ULL_START(X)                                                             \
+   bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull c, ull *lo, \
+                                        ull *hi);                                     \
+   bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull c, ull *lo, \
+                                        ull *hi)                                      \
+   {                                                                                  \
+      OrigFn fn;                                                                      \
+      W r;                                                                            \
+      VALGRIND_GET_ORIG_FN(fn);                                                       \
+      begin(s, e, i);                                                                 \
+      CALL_FN_W_7W(r, fn, up, s, e, i, c, lo, hi);                                    \
+      chunk(ret_bool(r), *lo, *hi);                                                   \
+      return ret_bool(r);                                                             \
    }
-#define GOMP_ULL_RUNTIME_START(X)                                                          \
+#define GOMP_ULL_RUNTIME_START(X)                                                        \
    bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull *lo, ull *hi); \
    bool GOMP(GOMP_loop_ull_##X##_start)(bool up, ull s, ull e, ull i, ull *lo, ull *hi)  \
-   {                                                                                       \
-      OrigFn fn;                                                                           \
-      W r;                                                                                 \
-      VALGRIND_GET_ORIG_FN(fn);                                                            \
-      begin(s, e, i);                                                                      \
-      CALL_FN_W_6W(r, fn, up, s, e, i, lo, hi);                                            \
-      chunk(ret_bool(r), *lo, *hi);                                                            \
-      return ret_bool(r);                                                                      \
+   {                                                                                     \
+      OrigFn fn;                                                                         \
+      W r;                                                                               \
+      VALGRIND_GET_ORIG_FN(fn);                                                          \
+      begin(s, e, i);                                                                    \
+      CALL_FN_W_6W(r, fn, up, s, e, i, lo, hi);                                          \
+      chunk(ret_bool(r), *lo, *hi);                                                      \
+      return ret_bool(r);                                                                \
    }
 
 GOMP_START(static)
@@ -306,7 +306,7 @@ bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, lo
 
 /* void __kmpc_dispatch_init_X(loc, gtid, schedule, lb, ub, st, chunk) */
 #define KMP_DISPATCH(X, T)                                                                 \
-   void KMP(__kmpc_dispatch_init_##X)(void *loc, int gtid, int sch, T lb, T ub, T st,     \
+   void KMP(__kmpc_dispatch_init_##X)(void *loc, int gtid, int sch, T lb, T ub, T st,      \
                                       T c);                                                \
    void KMP(__kmpc_dispatch_init_##X)(void *loc, int gtid, int sch, T lb, T ub, T st, T c) \
    {                                                                                       \
@@ -337,9 +337,9 @@ bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, lo
  * each team a range that the team's own worksharing loop divides: that inner
  * loop's iterations are the units, so the distribute loop is not reported. */
 #define KMP_STATIC(X, T)                                                                       \
-   void KMP(__kmpc_for_static_init_##X)(void *loc, int gtid, int sch, int *last, T *lower,    \
+   void KMP(__kmpc_for_static_init_##X)(void *loc, int gtid, int sch, int *last, T *lower,     \
                                         T *upper, T *stride, T incr, T c);                     \
-   void KMP(__kmpc_for_static_init_##X)(void *loc, int gtid, int sch, int *last, T *lower,    \
+   void KMP(__kmpc_for_static_init_##X)(void *loc, int gtid, int sch, int *last, T *lower,     \
                                         T *upper, T *stride, T incr, T c)                      \
    {                                                                                           \
       OrigFn fn;                                                                               \
