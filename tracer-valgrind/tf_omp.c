@@ -15,36 +15,31 @@ ULong tf_omp_lost_chunks(void)
    return loops.lost_chunks;
 }
 
+/* A marker of `n` words after its kind into the thread's raw records. */
+static void put(Thread *t, UInt kind, const ULong *words, UInt n)
+{
+   ULong *m = tf_raw_marker_room(t, n + 1);
+   UInt i;
+   m[0] = tf_raw_marker(kind, 0);
+   for (i = 0; i < n; i++)
+      m[i + 1] = words[i];
+   tf_raw_wrote(t, m + n + 1);
+}
+
 Bool tf_omp_request(Thread *t, const UWord *a)
 {
    const uint64_t args[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
    tf_ws_event ev;
-   ULong *m;
    if (!tf_worksharing) /* --tf-worksharing=no: the requests are known, not recorded */
       return a[0] >= TF_REQ_LOOP_BEGIN && a[0] <= TF_REQ_TEAM_PLACE;
    if (!tf_ws_request(&loops, &t->ws, args, &ev))
       return False;
-   switch (ev.kind) {
-   case TF_WS_LOOP_CHUNK:
-      m = tf_raw_marker_room(t, 6);
-      m[0] = tf_raw_marker(MK_LOOP, 0);
-      m[1] = ev.loop;
-      m[2] = ev.first;
-      m[3] = ev.count;
-      m[4] = ev.stride;
-      m[5] = ev.trip;
-      tf_raw_wrote(t, m + 6);
-      break;
-   case TF_WS_STATIC_LOOP:
-      m = tf_raw_marker_room(t, 4);
-      m[0] = tf_raw_marker(MK_STATIC, 0);
-      m[1] = ev.loop;
-      m[2] = ev.first;
-      m[3] = ev.count;
-      tf_raw_wrote(t, m + 4);
-      break;
-   default:
-      break;
+   if (ev.kind == TF_WS_LOOP_CHUNK) {
+      const ULong words[5] = {ev.loop, ev.first, ev.count, ev.stride, ev.trip};
+      put(t, MK_LOOP, words, 5);
+   } else if (ev.kind == TF_WS_STATIC_LOOP) {
+      const ULong words[3] = {ev.loop, ev.first, ev.count};
+      put(t, MK_STATIC, words, 3);
    }
    return True;
 }
