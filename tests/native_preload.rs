@@ -157,7 +157,7 @@ fn traced(program: &Path, args: &[&str], dir: &Path) -> Instances {
     check_coverage(&format!("{} traced", program.display()), &chunks, &places)
 }
 
-fn same_instances(libs: &(PathBuf, PathBuf), program: &Path, args: &[&str]) {
+fn same_instances(libs: &(PathBuf, PathBuf), program: &Path, args: &[&str]) -> Instances {
     let dir = tempdir();
     let native = native(libs, program, args, dir.path());
     let traced = traced(program, args, dir.path());
@@ -167,10 +167,11 @@ fn same_instances(libs: &(PathBuf, PathBuf), program: &Path, args: &[&str]) {
         program.display()
     );
     assert_eq!(native, traced, "{}: loop instances", program.display());
+    native
 }
 
 /// gcc's libgomp: every schedule (runtime-handed chunks and inline static
-/// schedules) and combined `parallel for`s.
+/// schedules), and combined `parallel for`s started in one call.
 #[test]
 fn native_preload_sees_the_loops_the_valgrind_tool_records_with_libgomp() {
     let dir = tempdir();
@@ -179,6 +180,14 @@ fn native_preload_sees_the_loops_the_valgrind_tool_records_with_libgomp() {
         same_instances(&libs, &workload_at("omp_schedules", opt), &["256", "all"]);
         same_instances(&libs, &workload_at("omp_latch", opt), &["256"]);
         same_instances(&libs, &workload_at("omp_target", opt), &["256"]);
+        // combined parallel loops (the master announces the bounds): two
+        // instances, of 256 iterations and of 128 (by 2 from 1)
+        let combined = same_instances(&libs, &workload_at("omp_combined", opt), &["256"]);
+        assert_eq!(
+            combined.chunked,
+            BTreeMap::from([(1, 256), (2, 128)]),
+            "{opt}: omp_combined"
+        );
     }
 }
 

@@ -528,3 +528,26 @@ fn traces_without_worksharing_events_say_so() {
         );
     }
 }
+
+/// A combined `parallel for` started in one runtime call
+/// (GOMP_parallel_loop_dynamic, as older GCCs compiled it): the tracer
+/// learns the loop's bounds from the master, and each iteration is a unit
+/// (workloads/omp_combined.c derives the figures).
+#[test]
+fn combined_parallel_loops() {
+    for opt in ["-O0", "-O2"] {
+        let dir = tempdir();
+        let t = dir.path().join("combined");
+        trace_ok(&t, &workload_at("omp_combined", opt), &["256"]);
+        let r = analyze_json(&t, &["--warp", "32"]);
+        let res = width(&r, 32);
+        assert_eq!(res["units"], 384, "{opt}: units");
+        assert_eq!(res["simt_efficiency"], 1.0, "{opt}");
+        let heap = &res["memory"]["heap"];
+        assert_eq!(
+            (&heap["requests"], &heap["sectors"]),
+            (&24.into(), &256.into()),
+            "{opt}"
+        );
+    }
+}
