@@ -22,8 +22,9 @@ pub(crate) struct Recut {
 }
 
 /// A tracer that cannot record what the OpenMP runtime handed each thread
-/// (the Pin tool, manifest key `worksharing`) leaves no worksharing loop to
-/// cut, whatever the program ran: `auto` is told so in a warning, and
+/// (manifest key `worksharing`: the Pin tool run without its preload
+/// library) leaves no worksharing loop to cut, whatever the program ran:
+/// `auto` is told so in a warning, and
 /// `iter:FN` of an outlined function is refused (its outermost loop would be
 /// the runtime's chunk loop, or the iterations in thread order).
 pub(crate) fn unrecorded_loops(
