@@ -88,13 +88,13 @@ fn build_libraries(dir: &Path) -> (PathBuf, PathBuf) {
     (lib, log)
 }
 
-/// The program run natively with the library and the stand-in.
+/// The program run natively with the library and the stand-in (the
+/// workloads ask for 4 threads themselves).
 fn native(libs: &(PathBuf, PathBuf), program: &Path, args: &[&str], dir: &Path) -> Instances {
     let log = dir.join("requests.log");
     run_ok(
         Command::new(program)
             .args(args)
-            .env("OMP_NUM_THREADS", "4")
             .env("TF_REQUESTS_LOG", &log)
             .env(
                 "LD_PRELOAD",
@@ -133,15 +133,7 @@ fn native(libs: &(PathBuf, PathBuf), program: &Path, args: &[&str], dir: &Path) 
 /// The loop events the Valgrind tool records for the same run.
 fn traced(program: &Path, args: &[&str], dir: &Path) -> Instances {
     let t = dir.join("trace");
-    run_ok(
-        tf().env("OMP_NUM_THREADS", "4")
-            .arg("trace")
-            .arg("-o")
-            .arg(&t)
-            .arg("--")
-            .arg(program)
-            .args(args),
-    );
+    trace_ok(&t, program, args);
     let trace = Trace::open(&t).unwrap();
     let (mut chunks, mut places) = (Vec::new(), Vec::new());
     for f in trace.threads() {
