@@ -265,9 +265,27 @@ impl PieceCursor {
         self.left > 0
     }
 
+    /// The next step, its accesses those of `accesses` (the execution's
+    /// present operands, in operand order) that it made.
+    ///
+    /// Inlined where called: returned through memory, the step is read back
+    /// before its stores have landed, which stalls the first pass.
+    #[inline(always)]
+    pub fn next_in<'a>(
+        &mut self,
+        canon: &CanonicalBlocks,
+        accesses: &'a [Access],
+    ) -> Option<Step<'a>> {
+        let (step, range) = self.next_step(canon, accesses)?;
+        Some(Step {
+            accesses: &accesses[range],
+            ..step
+        })
+    }
+
     /// The next step, its accesses the range it returns of `accesses` (the
     /// execution's present operands, in operand order).
-    #[inline]
+    #[inline(always)]
     pub fn next_step(
         &mut self,
         canon: &CanonicalBlocks,
@@ -309,13 +327,7 @@ pub fn steps<'a>(
     accesses: &'a [Access],
 ) -> impl Iterator<Item = Step<'a>> + 'a {
     let mut cursor = PieceCursor::new(block, insns, complete);
-    std::iter::from_fn(move || {
-        let (step, range) = cursor.next_step(canon, accesses)?;
-        Some(Step {
-            accesses: &accesses[range],
-            ..step
-        })
-    })
+    std::iter::from_fn(move || cursor.next_in(canon, accesses))
 }
 
 #[cfg(test)]

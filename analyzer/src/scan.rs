@@ -2,7 +2,7 @@
 //! builds the dynamic CFGs, cuts units, counts skipped work and indexes the
 //! stream's chunks so that the replay can start reading at any unit.
 
-use crate::blocks::{steps, CBlockId, CanonicalBlocks};
+use crate::blocks::{CBlockId, CanonicalBlocks, PieceCursor};
 use crate::cfg::CfgBuilder;
 use crate::frames::{FrameTracker, Transition};
 use crate::units::{Cutter, Pos, Unit, UnitCutter};
@@ -241,13 +241,13 @@ impl ScanJob<'_> {
                 Event::Block(x) => {
                     out.traced += u64::from(x.insns);
                     let units = cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine);
-                    for (piece, s) in
-                        steps(self.canon, x.block, x.insns, x.complete, x.accesses()).enumerate()
-                    {
-                        let pos = Pos {
-                            event,
-                            piece: piece as u16,
+                    let mut cursor = PieceCursor::new(x.block, x.insns, x.complete);
+                    loop {
+                        let piece = cursor.piece() as u16;
+                        let Some(s) = cursor.next_in(self.canon, x.accesses()) else {
+                            break;
                         };
+                        let pos = Pos { event, piece };
                         let t = match (&mut tracker, prev) {
                             (Some(tr), Some((p, p_end))) => Some(match &mut cfg {
                                 Some(cfg) => cfg.step(tr, self.canon, p, p_end, s.cblock),

@@ -31,15 +31,25 @@ struct SuccEntry {
 /// Bit 63 of `AddrEntry::tag`: mode `offset`.
 const MODE_OFFSET: u64 = 1 << 63;
 
+/// Where the generation sits in `AddrEntry::tag`: above the key (a block id
+/// of 32 bits and an operand index of 16, plus one, fits in 48 bits).
+const GEN_SHIFT: u32 = 48;
+
+/// The last generation before the tables are cleared: what fits in the
+/// tag's bits 48..63.
+const GEN_MAX: u32 = (1 << 15) - 1;
+
+/// 32 bytes, aligned: two entries per cache line and none across two, so
+/// that a prediction costs at most one miss.
 #[derive(Clone, Copy)]
+#[repr(C, align(32))]
 struct AddrEntry {
-    /// `key + 1` (0 = empty), with [`MODE_OFFSET`] or-ed in.
+    /// `key + 1` (0 = empty) in bits 0..48, the chunk generation that wrote
+    /// it in bits 48..63 (older entries count as empty), [`MODE_OFFSET`].
     tag: u64,
     last: u64,
     stride: u64,
     offset: u64,
-    /// The chunk generation that wrote it: older entries count as empty.
-    gen: u32,
 }
 
 /// Table entries whose all-zero bit pattern is a valid, empty entry.
@@ -179,7 +189,7 @@ impl Predictor {
 
     /// Forgets everything: the state at the start of a chunk.
     pub(crate) fn reset(&mut self) {
-        if self.gen == u32::MAX {
+        if self.gen == GEN_MAX {
             self.succ = zeroed(self.succ.len());
             self.addr = zeroed(self.addr.len());
             self.gen = 0;
@@ -272,7 +282,7 @@ impl Predictor {
         let key = (b as u64) << 16 | j as u64;
         let slot = hash(key, self.addr_bits);
         let e = &self.addr[slot];
-        let hit = e.tag & !MODE_OFFSET == key + 1 && e.gen == self.gen;
+        let hit = e.tag & !MODE_OFFSET == self.tag(key);
         let addr = if !hit {
             prev.unwrap_or(self.last_any)
         } else {
@@ -289,26 +299,31 @@ impl Predictor {
         }
     }
 
+    /// The tag of an address entry for `key` written in this chunk (without
+    /// its mode bit).
+    #[inline(always)]
+    fn tag(&self, key: u64) -> u64 {
+        (key + 1) | u64::from(self.gen) << GEN_SHIFT
+    }
+
     /// Step 3 of §6.3: the operand predicted by `p` accessed `a`.
     #[inline(always)]
     pub(crate) fn update(&mut self, p: Prediction, a: u64, prev: Option<u64>) {
-        let gen = self.gen;
+        let tag = self.tag(p.key);
         let e = &mut self.addr[p.slot];
         if !p.hit {
             *e = match prev {
                 Some(pa) => AddrEntry {
-                    tag: (p.key + 1) | MODE_OFFSET,
+                    tag: tag | MODE_OFFSET,
                     last: a,
                     stride: 0,
                     offset: a.wrapping_sub(pa),
-                    gen,
                 },
                 None => AddrEntry {
-                    tag: p.key + 1,
+                    tag,
                     last: a,
                     stride: 0,
                     offset: 0,
-                    gen,
                 },
             };
         } else {
