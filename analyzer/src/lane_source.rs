@@ -7,10 +7,12 @@ use crate::blocks::CanonicalBlocks;
 use crate::lanes::{LaneEvent, LaneStep, UnitReader};
 use crate::scan::ChunkStart;
 use crate::units::Unit;
+use std::sync::Arc;
 use tf_trace::{Access, Trace};
 
-/// Steps decoded ahead by a reader thread.
-struct Batch {
+/// Steps of a unit decoded ahead: a whole small unit, or part of a long
+/// one decoded by a reader thread.
+pub struct Batch {
     /// Steps, each with the end of its events in `events`.
     steps: Vec<(LaneStep, u32)>,
     events: Vec<LaneEvent>,
@@ -80,10 +82,13 @@ fn decode_ahead(mut reader: UnitReader<'_>, tx: std::sync::mpsc::SyncSender<Batc
     }
 }
 
-/// The consuming side of [`decode_ahead`].
+/// The consuming side of [`decode_ahead`], or of a unit read whole (whose
+/// batch the warps of several widths may share).
 struct Prefetched {
     rx: std::sync::mpsc::Receiver<Batch>,
-    batch: Batch,
+    batch: Arc<Batch>,
+    /// The current batch's error, taken out of it.
+    error: Option<tf_trace::Error>,
     pos: usize,
     events_pos: usize,
 }
@@ -104,14 +109,15 @@ impl Prefetched {
                 return Ok(true);
             }
             if self.batch.end {
-                return match self.batch.error.take() {
+                return match self.error.take() {
                     Some(e) => Err(e),
                     None => Ok(false),
                 };
             }
             match self.rx.recv() {
-                Ok(b) => {
-                    self.batch = b;
+                Ok(mut b) => {
+                    self.error = b.error.take();
+                    self.batch = Arc::new(b);
                     self.pos = 0;
                     self.events_pos = 0;
                 }
@@ -150,21 +156,23 @@ impl<'t> LaneSource<'t> {
     {
         let (tx, rx) = std::sync::mpsc::sync_channel(2);
         scope.spawn(move || decode_ahead(reader, tx));
-        let empty = Batch::new();
         LaneSource::Prefetched(PrefetchedSource(Prefetched {
             rx,
-            batch: empty,
+            batch: Arc::new(Batch::new()),
+            error: None,
             pos: 0,
             events_pos: 0,
         }))
     }
 
-    /// A source for a unit already read whole into `batch`.
-    fn whole(batch: Batch) -> LaneSource<'t> {
+    /// A source for a unit already read whole, without error, into `batch`.
+    fn whole(batch: Arc<Batch>) -> LaneSource<'t> {
+        debug_assert!(batch.end && batch.error.is_none());
         let (_, rx) = std::sync::mpsc::sync_channel(0);
         LaneSource::Prefetched(PrefetchedSource(Prefetched {
             rx,
             batch,
+            error: None,
             pos: 0,
             events_pos: 0,
         }))
@@ -233,6 +241,19 @@ impl<'t> UnitCache<'t> {
     where
         't: 'scope,
     {
+        Ok(self.decode(trace, canon, unit, chunks)?.into_lane(ahead))
+    }
+
+    /// `unit` read whole now when it is small, else a reader at its start:
+    /// what [`UnitSource::lane`] makes the sources of several lanes from.
+    /// A small unit that does not decode is an error now.
+    pub fn decode(
+        &mut self,
+        trace: &'t Trace,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        chunks: &[ChunkStart],
+    ) -> tf_trace::Result<UnitSource<'t>> {
         let mut reader = self.reader_for(trace, canon, unit, chunks)?;
         if unit.end.event.saturating_sub(unit.start.event) > SMALL_UNIT_EVENTS {
             // A long unit is read as the lane goes, by a copy of the reader
@@ -242,15 +263,15 @@ impl<'t> UnitCache<'t> {
             // lane from the start of a chunk (which may hold the whole thread).
             let lane = reader.try_clone()?;
             self.keep(reader);
-            return Ok(match ahead {
-                Some(scope) => LaneSource::prefetched(lane, scope),
-                None => LaneSource::direct(lane),
-            });
+            return Ok(UnitSource::Long(Box::new(lane)));
         }
         let mut batch = Batch::new();
         fill(&mut reader, &mut batch, usize::MAX);
         self.keep(reader);
-        Ok(LaneSource::whole(batch))
+        match batch.error.take() {
+            Some(e) => Err(e),
+            None => Ok(UnitSource::Whole(Arc::new(batch))),
+        }
     }
 
     /// A reader of `unit`: the kept reader of its thread when the unit lies
@@ -280,6 +301,50 @@ impl<'t> UnitCache<'t> {
         self.readers.push(reader);
         if self.readers.len() > Self::KEEP {
             self.readers.remove(0);
+        }
+    }
+}
+
+/// A unit ready to be replayed by one lane or more (the lanes of the warps
+/// that several widths form of the same units): read whole, or a reader at
+/// its start.
+pub enum UnitSource<'t> {
+    /// A small unit read whole: every lane made of it shares its steps.
+    Whole(Arc<Batch>),
+    /// A long unit: each lane made of it reads it again.
+    Long(Box<UnitReader<'t>>),
+}
+
+impl<'t> UnitSource<'t> {
+    /// A lane's source (another one each call), decoded ahead on a thread
+    /// of `scope` when given and the unit is long.
+    pub fn lane<'scope>(
+        &self,
+        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
+    ) -> tf_trace::Result<LaneSource<'t>>
+    where
+        't: 'scope,
+    {
+        Ok(match self {
+            UnitSource::Whole(batch) => LaneSource::whole(Arc::clone(batch)),
+            UnitSource::Long(reader) => {
+                UnitSource::Long(Box::new(reader.try_clone()?)).into_lane(ahead)
+            }
+        })
+    }
+
+    /// The source of the one lane made of this unit.
+    pub fn into_lane<'scope>(
+        self,
+        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
+    ) -> LaneSource<'t>
+    where
+        't: 'scope,
+    {
+        match (self, ahead) {
+            (UnitSource::Whole(batch), _) => LaneSource::whole(batch),
+            (UnitSource::Long(reader), Some(scope)) => LaneSource::prefetched(*reader, scope),
+            (UnitSource::Long(reader), None) => LaneSource::Direct(reader),
         }
     }
 }

@@ -1,11 +1,15 @@
 //! Stage 7's driver: every warp is one job, and the jobs replay in
 //! parallel (widths too, which keeps all cores busy when a trace makes few
 //! warps); a warp that several widths form alike (the same lanes in the
-//! same order) is one job counted at each of them. Each warp's replay is
-//! shown to the observer, once per width.
+//! same order) is one job counted at each of them. When there are at least
+//! as many wide warps as cores, the narrower warps made of a wide warp's
+//! units (under consecutive batching a warp of 32 holds the lanes of two of
+//! 16 and four of 8) replay on the same core right after it, from the same
+//! decoded units. Each warp's replay is shown to the observer, once per
+//! width.
 
 use crate::blocks::CanonicalBlocks;
-use crate::lane_source::UnitCache;
+use crate::lane_source::{LaneSource, UnitCache, UnitSource};
 use crate::replay::{CountedAt, Lane, Replay, WarpStats};
 use crate::scan::ChunkStart;
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};
@@ -45,6 +49,35 @@ impl<'u> Job<'u> {
     }
 }
 
+/// The jobs that replay together, as indices of `jobs`: the first (the
+/// widest) holds the units of all the others. One group per job when the
+/// groups would be fewer than `cores`: the cores are better used replaying
+/// the narrower warps in parallel than sharing their decoding.
+pub(crate) fn groups(jobs: &[Job<'_>], cores: usize) -> Vec<Vec<usize>> {
+    let alone = || (0..jobs.len()).map(|j| vec![j]).collect();
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&j| std::cmp::Reverse(jobs[j].members.len()));
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of: HashMap<usize, usize> = HashMap::new();
+    for j in order {
+        let members = jobs[j].members;
+        let g = group_of.get(&members[0]).copied();
+        match g {
+            Some(g) if members.iter().all(|u| group_of.get(u) == Some(&g)) => groups[g].push(j),
+            _ => {
+                for &u in members {
+                    group_of.entry(u).or_insert(groups.len());
+                }
+                groups.push(vec![j]);
+            }
+        }
+    }
+    if groups.len() < cores {
+        return alone();
+    }
+    groups
+}
+
 /// What the jobs read.
 pub(crate) struct WarpJobs<'a> {
     pub(crate) trace: &'a Trace,
@@ -69,37 +102,53 @@ impl WarpJobs<'_> {
         ctx: &Context<'_>,
     ) -> tf_trace::Result<Vec<WarpStats>> {
         let zero = || vec![WarpStats::default(); self.widths.len()];
-        let totals: Vec<WarpStats> = jobs
+        let cores = rayon::current_num_threads();
+        let groups = groups(jobs, cores);
+        // Fewer warps than cores: decode each long lane on a thread of its own.
+        let ahead = groups.len() < cores;
+        let totals: Vec<WarpStats> = groups
             .par_iter()
             .try_fold(
                 || (zero(), UnitCache::default()),
-                |(mut acc, mut cache), job| {
-                    // Fewer warps than cores: decode each long lane on a thread of its own.
-                    let ahead = jobs.len() < rayon::current_num_threads();
-                    let stats = std::thread::scope(|scope| {
-                        let lanes = job
-                            .members
-                            .iter()
-                            .map(|&i| {
+                |(mut acc, mut cache), group| {
+                    std::thread::scope(|scope| {
+                        let ahead = ahead.then_some(scope);
+                        let mut sources: HashMap<usize, UnitSource<'_>> = HashMap::new();
+                        if let [_, _, ..] = group.as_slice() {
+                            for &i in jobs[group[0]].members {
                                 let u = self.units[i];
-                                let stack = self.stacks.get(&u.tid).copied().unwrap_or((0, 0));
                                 let chunks = self.chunks.get(&u.tid).copied().unwrap_or(&[]);
-                                let source = cache.source(
-                                    self.trace,
-                                    self.canon,
-                                    u,
-                                    chunks,
-                                    ahead.then_some(scope),
-                                )?;
-                                Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
-                            })
-                            .collect::<Result<Vec<_>, _>>()?;
-                        self.replay_observed(job, lanes, observer, ctx)
+                                sources.insert(i, cache.decode(self.trace, self.canon, u, chunks)?);
+                            }
+                        }
+                        for &j in group {
+                            let job = &jobs[j];
+                            let lanes = job
+                                .members
+                                .iter()
+                                .map(|&i| {
+                                    let source = match sources.get(&i) {
+                                        Some(s) => s.lane(ahead)?,
+                                        None => {
+                                            let u = self.units[i];
+                                            let chunks =
+                                                self.chunks.get(&u.tid).copied().unwrap_or(&[]);
+                                            cache
+                                                .source(self.trace, self.canon, u, chunks, ahead)?
+                                        }
+                                    };
+                                    self.lane(i, source)
+                                })
+                                .collect::<Result<Vec<_>, _>>()?;
+                            let stats = self.replay_observed(job, lanes, observer, ctx)?;
+                            let recorded: u64 =
+                                job.members.iter().map(|&i| self.units[i].insns).sum();
+                            for (&(k, _), s) in job.warps.iter().zip(stats) {
+                                acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(recorded));
+                            }
+                        }
+                        Ok::<_, tf_trace::Error>(())
                     })?;
-                    let recorded: u64 = job.members.iter().map(|&i| self.units[i].insns).sum();
-                    for (&(k, _), s) in job.warps.iter().zip(stats) {
-                        acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(recorded));
-                    }
                     Ok::<_, tf_trace::Error>((acc, cache))
                 },
             )
@@ -108,6 +157,13 @@ impl WarpJobs<'_> {
                 Ok(a.into_iter().zip(b).map(|(x, y)| x.merge(y)).collect())
             })?;
         Ok(totals)
+    }
+
+    /// The lane of unit `i`, read from `source`.
+    fn lane<'t>(&self, i: usize, source: LaneSource<'t>) -> tf_trace::Result<Lane<'t>> {
+        let u = self.units[i];
+        let stack = self.stacks.get(&u.tid).copied().unwrap_or((0, 0));
+        Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
     }
 
     /// Replays `job`'s warp on `lanes`, shown to `observer` at each width
@@ -166,5 +222,69 @@ impl WarpJobs<'_> {
             observer.end(ctx, w, sink);
         }
         stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::warps::Batch;
+
+    /// The jobs of consecutive warps of `widths` over `n` units, grouped
+    /// for `cores`, as lists of (width, warp number).
+    fn grouped(n: usize, widths: &[usize], cores: usize) -> Vec<Vec<Vec<(usize, usize)>>> {
+        let warps: Vec<Vec<Vec<usize>>> = widths
+            .iter()
+            .map(|&w| Batch::Consecutive.warps(n, w, |_| 0, |_| 0))
+            .collect();
+        let jobs = Job::of(&warps, |_| true);
+        groups(&jobs, cores)
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|&j| jobs[j].warps.iter().map(|&(k, i)| (widths[k], i)).collect())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn narrower_warps_replay_with_the_wide_warp_that_holds_their_units() {
+        // 16 units: two warps of 8, each holding two of 4 and four of 2.
+        let g = grouped(16, &[2, 8, 4], 2);
+        assert_eq!(g.len(), 2);
+        for (w8, g) in g.iter().enumerate() {
+            assert_eq!(g[0], [(8, w8)], "the widest first");
+            let mut rest: Vec<_> = g[1..].iter().flatten().copied().collect();
+            rest.sort();
+            let expect: Vec<_> = (0..4)
+                .map(|i| (2, 4 * w8 + i))
+                .chain((0..2).map(|i| (4, 2 * w8 + i)))
+                .collect();
+            assert_eq!(rest, expect);
+        }
+        // Fewer wide warps than cores: every warp is a job of its own.
+        assert_eq!(grouped(16, &[2, 8, 4], 4).len(), 14);
+        // Alike warps stay one job: 5 units make one warp at 8 and at 16.
+        assert_eq!(
+            grouped(5, &[8, 16, 2], 1),
+            [vec![
+                vec![(8, 0), (16, 0)],
+                vec![(2, 0)],
+                vec![(2, 1)],
+                vec![(2, 2)]
+            ]]
+        );
+    }
+
+    #[test]
+    fn a_warp_across_two_wide_warps_is_a_group_of_its_own() {
+        // 12 units at 4 and 3: warps of 3 [3,6) and [6,9) straddle the warps of 4.
+        let g = grouped(12, &[4, 3], 1);
+        let sizes: Vec<usize> = g.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [2, 1, 2, 1, 1]);
+        assert_eq!(g.iter().flatten().count(), 7);
+        assert_eq!(g[1], [vec![(4, 1)]]);
+        assert_eq!(g[3], [vec![(3, 1)]]);
     }
 }

@@ -14,6 +14,12 @@ use tf_trace::{BlockDef, EndKind};
 /// 2 takes the other way, so that memory, the stack layout and divergence
 /// all count.
 fn three_threads() -> (tf_trace::Trace, common::Cleanup) {
+    threads(3)
+}
+
+/// `n` threads as [`three_threads`]: every third one (2, 5, …) branches the
+/// other way.
+fn threads(n: u64) -> (tf_trace::Trace, common::Cleanup) {
     let mut p = Prog::new();
     let main = p.func(0x100, "main");
     let a = p
@@ -30,12 +36,13 @@ fn three_threads() -> (tf_trace::Trace, common::Cleanup) {
     let taken = p.block(0x103, 2, EndKind::Fallthrough, main);
     let other = p.block(0x105, 5, EndKind::Fallthrough, main);
     let end = p.block(0x10a, 1, EndKind::Return, main);
-    for tid in 1..=3u64 {
+    for tid in 1..=n {
         let lo = 0x7000_0000 + 0x10000 * tid;
         let mut t = p.w().thread(tid).unwrap();
         t.thread_start(0, lo, lo + 0x10000, 0).unwrap();
         t.exec(a, &[lo + 0xff00, 0x50_0000 + 4 * tid]).unwrap();
-        t.exec(if tid == 2 { other } else { taken }, &[]).unwrap();
+        t.exec(if tid % 3 == 2 { other } else { taken }, &[])
+            .unwrap();
         t.exec(end, &[]).unwrap();
     }
     p.finish()
@@ -67,6 +74,31 @@ fn widths_that_form_the_same_warp_count_it_as_each_alone() {
     // stack store's 4-byte words W lanes apart, so the sectors differ.
     let interleaved = |w: usize| at(w).memory.stack_interleaved.sectors_per_request;
     assert_ne!(interleaved(4), interleaved(16));
+}
+
+#[test]
+fn narrower_warps_replayed_from_a_wide_warps_units_count_as_each_alone() {
+    // 192 units: 24 warps of 8 (at least as many as the cores of most
+    // machines), so the warps of 2 and 4 replay with the warp of 8 that
+    // holds their units, from the same decoded units.
+    let (trace, _c) = threads(192);
+    let widths = [2, 8, 4];
+    let together = analyze(&trace, &options(&widths), &Silent).unwrap();
+    assert!(together.incomplete.is_empty());
+    for (k, &w) in widths.iter().enumerate() {
+        let alone = analyze(&trace, &options(&[w]), &Silent).unwrap();
+        assert_eq!(together.results[k], alone.results[0], "W = {w}");
+        assert_eq!(alone.results[0].warps, 192 / w);
+    }
+    // Unit i branches the other way when i % 3 == 1: two of every three
+    // warps of 2 hold both kinds of lane, every warp of 4 and 8 does; each
+    // such warp diverges once.
+    let divergent: Vec<u64> = together
+        .results
+        .iter()
+        .map(|r| r.divergent_branches)
+        .collect();
+    assert_eq!(divergent, [64, 24, 48]);
 }
 
 /// Counts the warps it is shown.
