@@ -359,6 +359,36 @@ mod tests {
     }
 
     #[test]
+    fn entries_of_an_earlier_chunk_are_empty_across_the_generation_wrap() {
+        let mut p = Predictor::new(TableParams::default());
+        let learn = |p: &mut Predictor| {
+            let pr = p.predict(7, 3, None);
+            p.update(pr, 5000, None);
+            assert!(p.predict(7, 3, None).hit);
+        };
+        // The largest block id and operand index still fit below the generation.
+        let tag = p.tag((u64::from(NONE - 1) << 16) | 0xffff);
+        assert_eq!(tag >> GEN_SHIFT, u64::from(p.gen));
+        for gen in [GEN_MAX - 1, GEN_MAX] {
+            p.gen = gen - 1;
+            p.reset();
+            assert_eq!(p.gen, gen);
+            learn(&mut p);
+            p.reset();
+            assert!(
+                !p.predict(7, 3, None).hit,
+                "generation {gen} seen after a reset"
+            );
+        }
+        // Past the last generation the tables were cleared and counting restarts.
+        assert_eq!(p.gen, 1);
+        p.gen = GEN_MAX - 1;
+        learn(&mut p);
+        p.gen = 1;
+        assert!(!p.predict(7, 3, None).hit);
+    }
+
+    #[test]
     fn address_modes() {
         let mut p = Predictor::new(TableParams::default());
         // First sight: predicted as last_any (0), creates a stride entry.
