@@ -6,7 +6,9 @@
 #   and the peak resident memory of each run (memory must not grow with the
 #   trace: the 10× trace must peak about as high as the small one);
 # - nbody 8192 bodies on 128 threads, one unit per call of accelerate():
-#   regular, fully converged code, 64 long units per thread;
+#   regular, fully converged code, 64 long units per thread; and nbody 2048
+#   at W = 8,16,32 at once (many warps at each width: the narrower warps
+#   replay from the units a warp of 32 decoded);
 # - divergence triangle 4096 (64 threads' worth of items, many warps);
 # - how right the progress bar's ETA is: for the replay of both pigz
 #   traces and of nbody, the bar's estimate of the rest when a tenth of the
@@ -62,6 +64,11 @@ dir="$tmp/nbody"
 label="nbody 8192 ($(traced "$dir") insns)"
 report "$label, W=32" "$dir" 1 --unit call:accelerate --warp 32
 report "$label, W=32" "$dir" "$cores" --unit call:accelerate --warp 32
+dir="$tmp/nbody-2048"
+"$tf" trace -o "$dir" -- workloads/build/O1/nbody 2048 128 > /dev/null 2>&1
+label="nbody 2048 ($(traced "$dir") insns)"
+report "$label, W=8,16,32" "$dir" 1 --unit call:accelerate --warp 8,16,32
+report "$label, W=8,16,32" "$dir" "$cores" --unit call:accelerate --warp 8,16,32
 dir="$tmp/triangle"
 "$tf" trace -o "$dir" -- workloads/build/O1/divergence triangle 4096 > /dev/null 2>&1
 label="divergence triangle 4096 ($(traced "$dir") insns)"
