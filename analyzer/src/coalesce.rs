@@ -10,6 +10,7 @@ use crate::segments::{
 };
 use crate::sink::{Issue, LaneIssue};
 use crate::stats::Segment;
+use tf_trace::Access;
 
 /// One request of an issue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,8 +34,7 @@ pub struct Coalescer {
     /// Per lane: its stack range and its stack pointer at its unit's start.
     stacks: Vec<((u64, u64), u64)>,
     cursors: Vec<usize>,
-    sectors: Vec<u64>,
-    interleaved: Vec<u64>,
+    gather: Gather,
     cache: SegmentCache,
 }
 
@@ -56,17 +56,40 @@ impl Coalescer {
         segments: &Segments,
         mut each: impl FnMut(Request),
     ) {
+        let n_ops = issue.block.n_ops as u16;
         if let [lane] = issue.lanes {
-            return self.one_lane(lane, issue.block.n_ops as u16, segments, each);
+            return self.one_lane(lane, n_ops, segments, each);
+        }
+        // Every lane made every access of the block (no conditional operand
+        // left out): the j-th access of each lane is operand j.
+        if issue
+            .lanes
+            .iter()
+            .all(|l| l.accesses.len() == usize::from(n_ops))
+        {
+            for j in 0..n_ops {
+                self.gather.clear();
+                for l in issue.lanes {
+                    self.gather.add(
+                        &l.accesses[usize::from(j)],
+                        l.lane,
+                        &self.stacks,
+                        self.width,
+                    );
+                }
+                let l = &issue.lanes[0];
+                let request = self.request(j, l.lane, &l.accesses[usize::from(j)], segments);
+                each(request);
+            }
+            return;
         }
         // Each lane's accesses are in operand order: walk them side by side,
         // one operand at a time, with a cursor per lane.
         self.cursors.clear();
         self.cursors.resize(issue.lanes.len(), 0);
-        for j in 0..issue.block.n_ops as u16 {
-            self.sectors.clear();
-            self.interleaved.clear();
-            let mut first: Option<(usize, u64, bool)> = None;
+        for j in 0..n_ops {
+            self.gather.clear();
+            let mut first: Option<(usize, &Access)> = None;
             for (c, l) in self.cursors.iter_mut().zip(issue.lanes) {
                 let Some(a) = l.accesses.get(*c) else {
                     continue;
@@ -75,35 +98,78 @@ impl Coalescer {
                     continue;
                 }
                 *c += 1;
-                first.get_or_insert((l.lane, a.addr, a.write));
-                sectors(a.addr, a.size, &mut self.sectors);
-                let (stack, sp) = self.stacks[l.lane];
-                if a.addr >= stack.0 && a.addr < stack.1 {
-                    let lane = l.lane as u32;
-                    interleaved_sectors(
-                        a.addr,
-                        a.size,
-                        sp,
-                        lane,
-                        self.width,
-                        &mut self.interleaved,
-                    );
-                } else {
-                    sectors(a.addr, a.size, &mut self.interleaved);
-                }
+                first.get_or_insert((l.lane, a));
+                self.gather.add(a, l.lane, &self.stacks, self.width);
             }
-            let Some((lane, addr, write)) = first else {
-                continue;
-            };
-            let segment = segments.classify(self.stacks[lane].0, addr, &mut self.cache);
-            each(Request {
-                operand: j,
-                segment,
-                write,
-                sectors: distinct(&mut self.sectors),
-                interleaved: distinct(&mut self.interleaved),
-            });
+            if let Some((lane, a)) = first {
+                each(self.request(j, lane, a, segments));
+            }
         }
+    }
+
+    /// The request of operand `j` gathered so far, whose first lane is
+    /// `lane`, accessing `first`.
+    fn request(&mut self, j: u16, lane: usize, first: &Access, segments: &Segments) -> Request {
+        let (sectors, interleaved) = self.gather.counts();
+        Request {
+            operand: j,
+            segment: segments.classify(self.stacks[lane].0, first.addr, &mut self.cache),
+            write: first.write,
+            sectors,
+            interleaved,
+        }
+    }
+}
+
+/// The sectors of one request's lanes, in both layouts of the stack.
+#[derive(Debug, Default)]
+struct Gather {
+    sectors: Vec<u64>,
+    interleaved: Vec<u64>,
+    /// A lane touched its stack: until then the interleaved layout's
+    /// sectors are those of the CPU's, copied over when one does.
+    on_stack: bool,
+}
+
+impl Gather {
+    fn clear(&mut self) {
+        self.sectors.clear();
+        self.interleaved.clear();
+        self.on_stack = false;
+    }
+
+    /// Adds lane `lane`'s access `a`.
+    #[inline]
+    fn add(&mut self, a: &Access, lane: usize, stacks: &[((u64, u64), u64)], width: usize) {
+        let (stack, sp) = stacks[lane];
+        if a.addr >= stack.0 && a.addr < stack.1 {
+            if !self.on_stack {
+                self.on_stack = true;
+                self.interleaved.extend_from_slice(&self.sectors);
+            }
+            interleaved_sectors(
+                a.addr,
+                a.size,
+                sp,
+                lane as u32,
+                width,
+                &mut self.interleaved,
+            );
+        } else if self.on_stack {
+            sectors(a.addr, a.size, &mut self.interleaved);
+        }
+        sectors(a.addr, a.size, &mut self.sectors);
+    }
+
+    /// Distinct sectors as the CPU laid the stacks out, and interleaved.
+    fn counts(&mut self) -> (u64, u64) {
+        let cpu = distinct(&mut self.sectors);
+        let interleaved = if self.on_stack {
+            distinct(&mut self.interleaved)
+        } else {
+            cpu
+        };
+        (cpu, interleaved)
     }
 }
 

@@ -221,6 +221,8 @@ pub const SMALL_UNIT_EVENTS: u64 = 1 << 14;
 pub struct UnitCache<'t> {
     /// Most recently used last; at most [`UnitCache::KEEP`].
     readers: Vec<UnitReader<'t>>,
+    /// Steps and accesses of the last unit read whole.
+    whole_size: (usize, usize),
 }
 
 impl<'t> UnitCache<'t> {
@@ -265,8 +267,14 @@ impl<'t> UnitCache<'t> {
             self.keep(reader);
             return Ok(UnitSource::Long(Box::new(lane)));
         }
+        // Room for as much as the last unit read whole held: consecutive
+        // units are mostly alike, and growing by doubling copies them.
+        let (steps, accesses) = self.whole_size;
         let mut batch = Batch::new();
+        batch.steps.reserve(steps);
+        batch.accesses.reserve(accesses);
         fill(&mut reader, &mut batch, usize::MAX);
+        self.whole_size = (batch.steps.len(), batch.accesses.len());
         self.keep(reader);
         match batch.error.take() {
             Some(e) => Err(e),
