@@ -1,17 +1,14 @@
 //! Where a lane's steps come from: read from its thread's stream as the
-//! lane needs them, decoded ahead on a thread of their own (when a trace
-//! makes fewer warps than there are cores), or read whole when the unit is
-//! small; and the readers one worker keeps from one warp to the next.
+//! lane needs them (a step or a batch of steps at a time), decoded ahead on
+//! a thread of their own (when a trace makes fewer warps than there are
+//! cores), or read whole when the unit is small ([`crate::unit_source`]).
 
-use crate::blocks::CanonicalBlocks;
 use crate::lanes::{LaneEvent, LaneStep, UnitReader};
-use crate::scan::ChunkStart;
-use crate::units::Unit;
 use std::sync::Arc;
-use tf_trace::{Access, Trace};
+use tf_trace::Access;
 
 /// Steps of a unit decoded ahead: a whole small unit, or part of a long
-/// one decoded by a reader thread.
+/// one.
 pub struct Batch {
     /// Steps, each with the end of its events in `events`.
     steps: Vec<(LaneStep, u32)>,
@@ -38,6 +35,54 @@ impl Batch {
             error: None,
         }
     }
+
+    /// The rest of `reader`'s unit, read now, with room reserved for
+    /// `size` (steps and accesses, as [`Batch::size`] gives: consecutive
+    /// units are mostly alike, and growing by doubling copies them). A unit
+    /// that does not decode is an error now.
+    pub fn whole(reader: &mut UnitReader<'_>, size: (usize, usize)) -> tf_trace::Result<Batch> {
+        let mut batch = Batch::new();
+        batch.steps.reserve(size.0);
+        batch.accesses.reserve(size.1);
+        fill(reader, &mut batch, usize::MAX);
+        match batch.error.take() {
+            Some(e) => Err(e),
+            None => Ok(batch),
+        }
+    }
+
+    /// Steps and accesses held.
+    pub fn size(&self) -> (usize, usize) {
+        (self.steps.len(), self.accesses.len())
+    }
+
+    /// Hands out the step after `at` into `out` and `events` (what
+    /// happened since the previous one); false when the batch has no more.
+    #[inline]
+    fn hand_out(&self, at: &mut At, out: &mut LaneStep, events: &mut Vec<LaneEvent>) -> bool {
+        let Some(&(step, events_end)) = self.steps.get(at.step) else {
+            return false;
+        };
+        events.clear();
+        events.extend_from_slice(&self.events[at.event..events_end as usize]);
+        at.event = events_end as usize;
+        at.step += 1;
+        *out = step;
+        true
+    }
+
+    /// The accesses of a step it handed out.
+    #[inline]
+    fn accesses(&self, step: &LaneStep) -> &[Access] {
+        &self.accesses[step.acc.0 as usize..step.acc.1 as usize]
+    }
+}
+
+/// The next step of a batch to hand out, and its first event.
+#[derive(Clone, Copy, Debug, Default)]
+struct At {
+    step: usize,
+    event: usize,
 }
 
 /// Reads steps of `reader` into `batch` until it holds `max` steps or the
@@ -89,8 +134,7 @@ struct Prefetched {
     batch: Arc<Batch>,
     /// The current batch's error, taken out of it.
     error: Option<tf_trace::Error>,
-    pos: usize,
-    events_pos: usize,
+    at: At,
 }
 
 impl Prefetched {
@@ -100,12 +144,7 @@ impl Prefetched {
         events: &mut Vec<LaneEvent>,
     ) -> tf_trace::Result<bool> {
         loop {
-            if let Some(&(step, events_end)) = self.batch.steps.get(self.pos) {
-                events.clear();
-                events.extend_from_slice(&self.batch.events[self.events_pos..events_end as usize]);
-                self.events_pos = events_end as usize;
-                self.pos += 1;
-                *out = step;
+            if self.batch.hand_out(&mut self.at, out, events) {
                 return Ok(true);
             }
             if self.batch.end {
@@ -118,13 +157,68 @@ impl Prefetched {
                 Ok(mut b) => {
                     self.error = b.error.take();
                     self.batch = Arc::new(b);
-                    self.pos = 0;
-                    self.events_pos = 0;
+                    self.at = At::default();
                 }
                 Err(_) => return Ok(false),
             }
         }
     }
+}
+
+/// A long unit decoded a batch of steps at a time, as its lane goes.
+pub struct Batched<'t> {
+    reader: Box<UnitReader<'t>>,
+    batch: Batch,
+    at: At,
+}
+
+/// Steps decoded at a time by a [`Batched`] source.
+const BATCHED_STEPS: usize = 1024;
+
+impl Batched<'_> {
+    fn next_step(
+        &mut self,
+        out: &mut LaneStep,
+        events: &mut Vec<LaneEvent>,
+    ) -> tf_trace::Result<bool> {
+        loop {
+            if self.batch.hand_out(&mut self.at, out, events) {
+                return Ok(true);
+            }
+            if self.batch.end {
+                return match self.batch.error.take() {
+                    Some(e) => Err(e),
+                    None => Ok(false),
+                };
+            }
+            self.batch.steps.clear();
+            self.batch.events.clear();
+            self.batch.accesses.clear();
+            self.at = At::default();
+            fill(&mut self.reader, &mut self.batch, BATCHED_STEPS);
+        }
+    }
+}
+
+/// How the lane of a long unit reads it.
+#[derive(Clone, Copy)]
+pub enum Reading<'scope, 'env> {
+    /// A step at a time, as the lane goes.
+    Steps,
+    /// A batch of steps at a time, as the lane goes: better in a warp of
+    /// many lanes that go side by side, whose decoders would otherwise take
+    /// turns every step, each with its own prediction tables, and push each
+    /// other's out of the caches.
+    Batches,
+    /// Decoded ahead on a thread of this scope.
+    Ahead(&'scope std::thread::Scope<'scope, 'env>),
+}
+
+impl Reading<'_, '_> {
+    /// Lanes from which a warp's long units are read a batch at a time
+    /// (measured: nbody's 32 lanes of long units replay 7% faster so, 16
+    /// about as fast, 8 or a pigz warp's 6 slower).
+    pub const BATCHES_FROM_LANES: usize = 16;
 }
 
 /// Where a lane's steps come from: read as the lane needs them, or decoded
@@ -133,7 +227,9 @@ impl Prefetched {
 pub enum LaneSource<'t> {
     /// Read on demand.
     Direct(Box<UnitReader<'t>>),
-    /// Decoded ahead by another thread.
+    /// Read on demand, a batch at a time.
+    Batched(Batched<'t>),
+    /// Decoded ahead by another thread, or read whole.
     Prefetched(PrefetchedSource),
 }
 
@@ -144,6 +240,22 @@ impl<'t> LaneSource<'t> {
     /// Reads `reader` on demand.
     pub fn direct(reader: UnitReader<'t>) -> LaneSource<'t> {
         LaneSource::Direct(Box::new(reader))
+    }
+
+    /// Reads `reader` (at a long unit's start) as `reading` says.
+    pub fn long<'scope>(reader: Box<UnitReader<'t>>, reading: Reading<'scope, '_>) -> LaneSource<'t>
+    where
+        't: 'scope,
+    {
+        match reading {
+            Reading::Steps => LaneSource::Direct(reader),
+            Reading::Batches => LaneSource::Batched(Batched {
+                reader,
+                batch: Batch::new(),
+                at: At::default(),
+            }),
+            Reading::Ahead(scope) => LaneSource::prefetched(*reader, scope),
+        }
     }
 
     /// Decodes `reader` ahead on a thread of `scope`.
@@ -160,21 +272,19 @@ impl<'t> LaneSource<'t> {
             rx,
             batch: Arc::new(Batch::new()),
             error: None,
-            pos: 0,
-            events_pos: 0,
+            at: At::default(),
         }))
     }
 
     /// A source for a unit already read whole, without error, into `batch`.
-    fn whole(batch: Arc<Batch>) -> LaneSource<'t> {
+    pub fn whole(batch: Arc<Batch>) -> LaneSource<'t> {
         debug_assert!(batch.end && batch.error.is_none());
         let (_, rx) = std::sync::mpsc::sync_channel(0);
         LaneSource::Prefetched(PrefetchedSource(Prefetched {
             rx,
             batch,
             error: None,
-            pos: 0,
-            events_pos: 0,
+            at: At::default(),
         }))
     }
 
@@ -187,6 +297,7 @@ impl<'t> LaneSource<'t> {
     ) -> tf_trace::Result<bool> {
         match self {
             LaneSource::Direct(r) => r.next_step(out, events),
+            LaneSource::Batched(b) => b.next_step(out, events),
             LaneSource::Prefetched(p) => p.0.next_step(out, events),
         }
     }
@@ -196,9 +307,8 @@ impl<'t> LaneSource<'t> {
     pub fn accesses(&self, step: &LaneStep) -> &[Access] {
         match self {
             LaneSource::Direct(r) => r.accesses(step),
-            LaneSource::Prefetched(p) => {
-                &p.0.batch.accesses[step.acc.0 as usize..step.acc.1 as usize]
-            }
+            LaneSource::Batched(b) => b.batch.accesses(step),
+            LaneSource::Prefetched(p) => p.0.batch.accesses(step),
         }
     }
 
@@ -206,153 +316,8 @@ impl<'t> LaneSource<'t> {
     pub fn start_sp(&self) -> Option<u64> {
         match self {
             LaneSource::Direct(r) => r.start_sp(),
+            LaneSource::Batched(b) => b.batch.start_sp,
             LaneSource::Prefetched(p) => p.0.batch.start_sp,
-        }
-    }
-}
-
-/// Units of at most this many events are read whole when their warp starts.
-pub const SMALL_UNIT_EVENTS: u64 = 1 << 14;
-
-/// Readers kept from one warp to the next by one worker: small units that
-/// follow each other in a thread (loop iterations, calls of a function) are
-/// read in one pass over the thread, not one pass from its start each.
-#[derive(Default)]
-pub struct UnitCache<'t> {
-    /// Most recently used last; at most [`UnitCache::KEEP`].
-    readers: Vec<UnitReader<'t>>,
-    /// Steps and accesses of the last unit read whole.
-    whole_size: (usize, usize),
-}
-
-impl<'t> UnitCache<'t> {
-    /// Readers kept.
-    const KEEP: usize = 4;
-
-    /// The source of `unit`'s lane: read whole now when the unit is small
-    /// (continuing the reader of its thread when the unit lies ahead of it),
-    /// else read as the lane goes, on a thread of `scope` when `ahead`.
-    pub fn source<'scope>(
-        &mut self,
-        trace: &'t Trace,
-        canon: &'t CanonicalBlocks,
-        unit: &Unit,
-        chunks: &[ChunkStart],
-        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
-    ) -> tf_trace::Result<LaneSource<'t>>
-    where
-        't: 'scope,
-    {
-        Ok(self.decode(trace, canon, unit, chunks)?.into_lane(ahead))
-    }
-
-    /// `unit` read whole now when it is small, else a reader at its start:
-    /// what [`UnitSource::lane`] makes the sources of several lanes from.
-    /// A small unit that does not decode is an error now.
-    pub fn decode(
-        &mut self,
-        trace: &'t Trace,
-        canon: &'t CanonicalBlocks,
-        unit: &Unit,
-        chunks: &[ChunkStart],
-    ) -> tf_trace::Result<UnitSource<'t>> {
-        let mut reader = self.reader_for(trace, canon, unit, chunks)?;
-        if unit.end.event.saturating_sub(unit.start.event) > SMALL_UNIT_EVENTS {
-            // A long unit is read as the lane goes, by a copy of the reader
-            // (which stands at its start); the kept reader goes on from there to the
-            // next unit of the thread, so that the lanes of consecutive
-            // units of one thread decode it about twice in all, not once per
-            // lane from the start of a chunk (which may hold the whole thread).
-            let lane = reader.try_clone()?;
-            self.keep(reader);
-            return Ok(UnitSource::Long(Box::new(lane)));
-        }
-        // Room for as much as the last unit read whole held: consecutive
-        // units are mostly alike, and growing by doubling copies them.
-        let (steps, accesses) = self.whole_size;
-        let mut batch = Batch::new();
-        batch.steps.reserve(steps);
-        batch.accesses.reserve(accesses);
-        fill(&mut reader, &mut batch, usize::MAX);
-        self.whole_size = (batch.steps.len(), batch.accesses.len());
-        self.keep(reader);
-        match batch.error.take() {
-            Some(e) => Err(e),
-            None => Ok(UnitSource::Whole(Arc::new(batch))),
-        }
-    }
-
-    /// A reader of `unit`: the kept reader of its thread when the unit lies
-    /// ahead of it in the same chunk, else a new one at the unit's chunk.
-    fn reader_for(
-        &mut self,
-        trace: &'t Trace,
-        canon: &'t CanonicalBlocks,
-        unit: &Unit,
-        chunks: &[ChunkStart],
-    ) -> tf_trace::Result<UnitReader<'t>> {
-        // The first event of the chunk that `UnitReader::open` would seek
-        // to: a reader behind it is better off seeking there.
-        let k = chunks.partition_point(|c| c.first_event < unit.start.event);
-        let chunk_start = k.checked_sub(1).map_or(0, |k| chunks[k].first_event);
-        if let Some(i) = self.readers.iter().position(|r| r.tid() == unit.tid) {
-            let mut r = self.readers.remove(i);
-            if r.next_event >= chunk_start && r.retarget(unit)? {
-                return Ok(r);
-            }
-        }
-        UnitReader::open(trace, canon, unit, chunks)
-    }
-
-    /// Keeps `reader` for later units of its thread.
-    fn keep(&mut self, reader: UnitReader<'t>) {
-        self.readers.push(reader);
-        if self.readers.len() > Self::KEEP {
-            self.readers.remove(0);
-        }
-    }
-}
-
-/// A unit ready to be replayed by one lane or more (the lanes of the warps
-/// that several widths form of the same units): read whole, or a reader at
-/// its start.
-pub enum UnitSource<'t> {
-    /// A small unit read whole: every lane made of it shares its steps.
-    Whole(Arc<Batch>),
-    /// A long unit: each lane made of it reads it again.
-    Long(Box<UnitReader<'t>>),
-}
-
-impl<'t> UnitSource<'t> {
-    /// A lane's source (another one each call), decoded ahead on a thread
-    /// of `scope` when given and the unit is long.
-    pub fn lane<'scope>(
-        &self,
-        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
-    ) -> tf_trace::Result<LaneSource<'t>>
-    where
-        't: 'scope,
-    {
-        Ok(match self {
-            UnitSource::Whole(batch) => LaneSource::whole(Arc::clone(batch)),
-            UnitSource::Long(reader) => {
-                UnitSource::Long(Box::new(reader.try_clone()?)).into_lane(ahead)
-            }
-        })
-    }
-
-    /// The source of the one lane made of this unit.
-    pub fn into_lane<'scope>(
-        self,
-        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
-    ) -> LaneSource<'t>
-    where
-        't: 'scope,
-    {
-        match (self, ahead) {
-            (UnitSource::Whole(batch), _) => LaneSource::whole(batch),
-            (UnitSource::Long(reader), Some(scope)) => LaneSource::prefetched(*reader, scope),
-            (UnitSource::Long(reader), None) => LaneSource::Direct(reader),
         }
     }
 }

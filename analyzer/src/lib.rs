@@ -31,6 +31,7 @@ mod static_split;
 pub mod stats;
 pub mod symbols;
 pub mod unit_rule;
+pub mod unit_source;
 pub mod units;
 mod warp_jobs;
 pub mod warps;

@@ -9,10 +9,11 @@
 //! width.
 
 use crate::blocks::CanonicalBlocks;
-use crate::lane_source::{LaneSource, UnitCache, UnitSource};
+use crate::lane_source::{LaneSource, Reading};
 use crate::replay::{CountedAt, Lane, Replay, WarpStats};
 use crate::scan::ChunkStart;
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};
+use crate::unit_source::{UnitCache, UnitSource};
 use crate::units::Unit;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -112,7 +113,11 @@ impl WarpJobs<'_> {
                 || (zero(), UnitCache::default()),
                 |(mut acc, mut cache), group| {
                     std::thread::scope(|scope| {
-                        let ahead = ahead.then_some(scope);
+                        let reading = |lanes: usize| match ahead {
+                            true => Reading::Ahead(scope),
+                            false if lanes >= Reading::BATCHES_FROM_LANES => Reading::Batches,
+                            false => Reading::Steps,
+                        };
                         let mut sources: HashMap<usize, UnitSource<'_>> = HashMap::new();
                         if let [_, _, ..] = group.as_slice() {
                             for &i in jobs[group[0]].members {
@@ -123,18 +128,20 @@ impl WarpJobs<'_> {
                         }
                         for &j in group {
                             let job = &jobs[j];
+                            let reading = reading(job.members.len());
                             let lanes = job
                                 .members
                                 .iter()
                                 .map(|&i| {
                                     let source = match sources.get(&i) {
-                                        Some(s) => s.lane(ahead)?,
+                                        Some(s) => s.lane(reading)?,
                                         None => {
                                             let u = self.units[i];
                                             let chunks =
                                                 self.chunks.get(&u.tid).copied().unwrap_or(&[]);
-                                            cache
-                                                .source(self.trace, self.canon, u, chunks, ahead)?
+                                            cache.source(
+                                                self.trace, self.canon, u, chunks, reading,
+                                            )?
                                         }
                                     };
                                     self.lane(i, source)

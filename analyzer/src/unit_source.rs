@@ -1,0 +1,235 @@
+//! The units a worker's warps read: small ones read whole when their warp
+//! starts (and shared by the lanes of every width made of them), long ones
+//! by a reader at their start; and the readers one worker keeps from one
+//! warp to the next.
+
+use crate::blocks::CanonicalBlocks;
+use crate::lane_source::{Batch, LaneSource, Reading};
+use crate::lanes::UnitReader;
+use crate::scan::ChunkStart;
+use crate::units::Unit;
+use std::sync::Arc;
+use tf_trace::Trace;
+
+/// Units of at most this many events are read whole when their warp starts.
+pub const SMALL_UNIT_EVENTS: u64 = 1 << 14;
+
+/// Readers kept from one warp to the next by one worker: small units that
+/// follow each other in a thread (loop iterations, calls of a function) are
+/// read in one pass over the thread, not one pass from its start each.
+#[derive(Default)]
+pub struct UnitCache<'t> {
+    /// Most recently used last; at most [`UnitCache::KEEP`].
+    readers: Vec<UnitReader<'t>>,
+    /// Steps and accesses of the last unit read whole.
+    whole_size: (usize, usize),
+}
+
+impl<'t> UnitCache<'t> {
+    /// Readers kept.
+    const KEEP: usize = 4;
+
+    /// The source of `unit`'s lane: read whole now when the unit is small
+    /// (continuing the reader of its thread when the unit lies ahead of it),
+    /// else read as `reading` says.
+    pub fn source<'scope>(
+        &mut self,
+        trace: &'t Trace,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        chunks: &[ChunkStart],
+        reading: Reading<'scope, '_>,
+    ) -> tf_trace::Result<LaneSource<'t>>
+    where
+        't: 'scope,
+    {
+        Ok(self.decode(trace, canon, unit, chunks)?.into_lane(reading))
+    }
+
+    /// `unit` read whole now when it is small, else a reader at its start:
+    /// what [`UnitSource::lane`] makes the sources of several lanes from.
+    /// A small unit that does not decode is an error now.
+    pub fn decode(
+        &mut self,
+        trace: &'t Trace,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        chunks: &[ChunkStart],
+    ) -> tf_trace::Result<UnitSource<'t>> {
+        let mut reader = self.reader_for(trace, canon, unit, chunks)?;
+        if unit.end.event.saturating_sub(unit.start.event) > SMALL_UNIT_EVENTS {
+            // A long unit is read as the lane goes, by a copy of the reader
+            // (which stands at its start); the kept reader goes on from there to the
+            // next unit of the thread, so that the lanes of consecutive
+            // units of one thread decode it about twice in all, not once per
+            // lane from the start of a chunk (which may hold the whole thread).
+            let lane = reader.try_clone()?;
+            self.keep(reader);
+            return Ok(UnitSource::Long(Box::new(lane)));
+        }
+        // Room for as much as the last unit read whole held: consecutive
+        // units are mostly alike, and growing by doubling copies them.
+        let batch = Batch::whole(&mut reader, self.whole_size)?;
+        self.whole_size = batch.size();
+        self.keep(reader);
+        Ok(UnitSource::Whole(Arc::new(batch)))
+    }
+
+    /// A reader of `unit`: the kept reader of its thread when the unit lies
+    /// ahead of it in the same chunk, else a new one at the unit's chunk.
+    fn reader_for(
+        &mut self,
+        trace: &'t Trace,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        chunks: &[ChunkStart],
+    ) -> tf_trace::Result<UnitReader<'t>> {
+        // The first event of the chunk that `UnitReader::open` would seek
+        // to: a reader behind it is better off seeking there.
+        let k = chunks.partition_point(|c| c.first_event < unit.start.event);
+        let chunk_start = k.checked_sub(1).map_or(0, |k| chunks[k].first_event);
+        if let Some(i) = self.readers.iter().position(|r| r.tid() == unit.tid) {
+            let mut r = self.readers.remove(i);
+            if r.next_event >= chunk_start && r.retarget(unit)? {
+                return Ok(r);
+            }
+        }
+        UnitReader::open(trace, canon, unit, chunks)
+    }
+
+    /// Keeps `reader` for later units of its thread.
+    fn keep(&mut self, reader: UnitReader<'t>) {
+        self.readers.push(reader);
+        if self.readers.len() > Self::KEEP {
+            self.readers.remove(0);
+        }
+    }
+}
+
+/// A unit ready to be replayed by one lane or more (the lanes of the warps
+/// that several widths form of the same units): read whole, or a reader at
+/// its start.
+pub enum UnitSource<'t> {
+    /// A small unit read whole: every lane made of it shares its steps.
+    Whole(Arc<Batch>),
+    /// A long unit: each lane made of it reads it again.
+    Long(Box<UnitReader<'t>>),
+}
+
+impl<'t> UnitSource<'t> {
+    /// A lane's source (another one each call), read as `reading` says
+    /// when the unit is long.
+    pub fn lane<'scope>(&self, reading: Reading<'scope, '_>) -> tf_trace::Result<LaneSource<'t>>
+    where
+        't: 'scope,
+    {
+        Ok(match self {
+            UnitSource::Whole(batch) => LaneSource::whole(Arc::clone(batch)),
+            UnitSource::Long(reader) => {
+                UnitSource::Long(Box::new(reader.try_clone()?)).into_lane(reading)
+            }
+        })
+    }
+
+    /// The source of the one lane made of this unit.
+    pub fn into_lane<'scope>(self, reading: Reading<'scope, '_>) -> LaneSource<'t>
+    where
+        't: 'scope,
+    {
+        match self {
+            UnitSource::Whole(batch) => LaneSource::whole(batch),
+            UnitSource::Long(reader) => LaneSource::long(reader, reading),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lanes::{LaneEvent, LaneStep};
+    use crate::testutil::TempTrace;
+    use crate::units::Pos;
+    use tf_trace::{Access, BlockDef, EndKind, LockKind};
+
+    /// Every step of a source: the step (without its access range), its
+    /// accesses and the events before it.
+    fn steps(mut source: LaneSource<'_>) -> Vec<(LaneStep, Vec<Access>, Vec<LaneEvent>)> {
+        let (mut step, mut events) = (LaneStep::default(), Vec::new());
+        let mut all = Vec::new();
+        while source.next_step(&mut step, &mut events).unwrap() {
+            let accesses = source.accesses(&step).to_vec();
+            all.push((
+                LaneStep {
+                    acc: (0, 0),
+                    ..step
+                },
+                accesses,
+                events.clone(),
+            ));
+        }
+        all
+    }
+
+    #[test]
+    fn a_long_unit_read_in_batches_gives_the_steps_read_one_by_one() {
+        // 5000 passes of a block with a load of 8 bytes at 0x1000 + 8i, a lock
+        // taken before every 7th and released after it: several batches, with
+        // events across their edges.
+        let mut t = TempTrace::new();
+        let w = t.writer();
+        let f = w.function(0x400, 0, "f").unwrap();
+        let def = BlockDef::new(0x400)
+            .insn(4)
+            .read(8)
+            .insn(2)
+            .end(EndKind::Jump)
+            .function(f);
+        let b = w.block(&def).unwrap();
+        {
+            let mut th = w.thread(1).unwrap();
+            for i in 0..5000u64 {
+                if i % 7 == 0 {
+                    th.lock_acquire(LockKind::Mutex, 0x9000).unwrap();
+                }
+                th.exec(b, &[0x1000 + 8 * i]).unwrap();
+                if i % 7 == 0 {
+                    th.lock_release(LockKind::Mutex, 0x9000).unwrap();
+                }
+            }
+        }
+        let trace = t.finish();
+        let canon = CanonicalBlocks::build(trace.blocks());
+        let unit = Unit {
+            tid: 1,
+            start: Pos { event: 0, piece: 0 },
+            end: Pos {
+                event: u64::MAX,
+                piece: 0,
+            },
+            root: 0x400,
+            root_sym: f,
+            first: 0,
+            stack_pointer: None,
+            insns: 10000,
+            iteration: None,
+        };
+        let reader = || Box::new(UnitReader::open(&trace, &canon, &unit, &[]).unwrap());
+        let one_by_one = steps(LaneSource::long(reader(), Reading::Steps));
+        let batched = steps(LaneSource::long(reader(), Reading::Batches));
+        assert_eq!(one_by_one.len(), 5000);
+        assert_eq!(one_by_one, batched);
+        // 4998 = 7 · 714: the lock is taken before it and released after.
+        let (_, accesses, events) = &batched[4998];
+        assert_eq!(accesses[0].addr, 0x1000 + 8 * 4998);
+        let acquire = LaneEvent::Acquire {
+            kind: LockKind::Mutex,
+            lock: 0x9000,
+        };
+        assert_eq!(events, &[acquire]);
+        assert!(matches!(
+            batched[4999].2[..],
+            [LaneEvent::Release { lock: 0x9000, .. }]
+        ));
+        assert!(batched[4997].2.is_empty());
+    }
+}
