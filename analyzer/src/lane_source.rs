@@ -1,6 +1,5 @@
 //! Where a lane's steps come from: read from its thread's stream as the
-//! lane needs them (a step or a batch of steps at a time), decoded ahead on
-//! a thread of their own (when a trace makes fewer warps than there are
+//! lane needs them, decoded ahead on a thread of their own (when a trace makes fewer warps than there are
 //! cores), or read whole when the unit is small ([`crate::unit_source`]).
 
 use crate::lanes::{LaneEvent, LaneStep, UnitReader};
@@ -165,60 +164,13 @@ impl Prefetched {
     }
 }
 
-/// A long unit decoded a batch of steps at a time, as its lane goes.
-pub struct Batched<'t> {
-    reader: Box<UnitReader<'t>>,
-    batch: Batch,
-    at: At,
-}
-
-/// Steps decoded at a time by a [`Batched`] source.
-const BATCHED_STEPS: usize = 1024;
-
-impl Batched<'_> {
-    fn next_step(
-        &mut self,
-        out: &mut LaneStep,
-        events: &mut Vec<LaneEvent>,
-    ) -> tf_trace::Result<bool> {
-        loop {
-            if self.batch.hand_out(&mut self.at, out, events) {
-                return Ok(true);
-            }
-            if self.batch.end {
-                return match self.batch.error.take() {
-                    Some(e) => Err(e),
-                    None => Ok(false),
-                };
-            }
-            self.batch.steps.clear();
-            self.batch.events.clear();
-            self.batch.accesses.clear();
-            self.at = At::default();
-            fill(&mut self.reader, &mut self.batch, BATCHED_STEPS);
-        }
-    }
-}
-
 /// How the lane of a long unit reads it.
 #[derive(Clone, Copy)]
 pub enum Reading<'scope, 'env> {
     /// A step at a time, as the lane goes.
     Steps,
-    /// A batch of steps at a time, as the lane goes: better in a warp of
-    /// many lanes that go side by side, whose decoders would otherwise take
-    /// turns every step, each with its own prediction tables, and push each
-    /// other's out of the caches.
-    Batches,
     /// Decoded ahead on a thread of this scope.
     Ahead(&'scope std::thread::Scope<'scope, 'env>),
-}
-
-impl Reading<'_, '_> {
-    /// Lanes from which a warp's long units are read a batch at a time
-    /// (measured: nbody's 32 lanes of long units replay 7% faster so, 16
-    /// about as fast, 8 or a pigz warp's 6 slower).
-    pub const BATCHES_FROM_LANES: usize = 16;
 }
 
 /// Where a lane's steps come from: read as the lane needs them, or decoded
@@ -227,8 +179,6 @@ impl Reading<'_, '_> {
 pub enum LaneSource<'t> {
     /// Read on demand.
     Direct(Box<UnitReader<'t>>),
-    /// Read on demand, a batch at a time.
-    Batched(Batched<'t>),
     /// Decoded ahead by another thread, or read whole.
     Prefetched(PrefetchedSource),
 }
@@ -249,11 +199,6 @@ impl<'t> LaneSource<'t> {
     {
         match reading {
             Reading::Steps => LaneSource::Direct(reader),
-            Reading::Batches => LaneSource::Batched(Batched {
-                reader,
-                batch: Batch::new(),
-                at: At::default(),
-            }),
             Reading::Ahead(scope) => LaneSource::prefetched(*reader, scope),
         }
     }
@@ -297,7 +242,6 @@ impl<'t> LaneSource<'t> {
     ) -> tf_trace::Result<bool> {
         match self {
             LaneSource::Direct(r) => r.next_step(out, events),
-            LaneSource::Batched(b) => b.next_step(out, events),
             LaneSource::Prefetched(p) => p.0.next_step(out, events),
         }
     }
@@ -307,7 +251,6 @@ impl<'t> LaneSource<'t> {
     pub fn accesses(&self, step: &LaneStep) -> &[Access] {
         match self {
             LaneSource::Direct(r) => r.accesses(step),
-            LaneSource::Batched(b) => b.batch.accesses(step),
             LaneSource::Prefetched(p) => p.0.batch.accesses(step),
         }
     }
@@ -316,7 +259,6 @@ impl<'t> LaneSource<'t> {
     pub fn start_sp(&self) -> Option<u64> {
         match self {
             LaneSource::Direct(r) => r.start_sp(),
-            LaneSource::Batched(b) => b.batch.start_sp,
             LaneSource::Prefetched(p) => p.0.batch.start_sp,
         }
     }

@@ -113,9 +113,8 @@ impl WarpJobs<'_> {
                 || (zero(), UnitCache::default()),
                 |(mut acc, mut cache), group| {
                     std::thread::scope(|scope| {
-                        let reading = |lanes: usize| match ahead {
+                        let reading = match ahead {
                             true => Reading::Ahead(scope),
-                            false if lanes >= Reading::BATCHES_FROM_LANES => Reading::Batches,
                             false => Reading::Steps,
                         };
                         let mut sources: HashMap<usize, UnitSource<'_>> = HashMap::new();
@@ -128,7 +127,6 @@ impl WarpJobs<'_> {
                         }
                         for &j in group {
                             let job = &jobs[j];
-                            let reading = reading(job.members.len());
                             let lanes = job
                                 .members
                                 .iter()
