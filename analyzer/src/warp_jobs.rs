@@ -94,7 +94,7 @@ pub(crate) struct WarpJobs<'a> {
     pub(crate) widths: &'a [usize],
 }
 
-impl WarpJobs<'_> {
+impl<'a> WarpJobs<'a> {
     /// Replays `jobs`; the counts of each width, summed.
     pub(crate) fn run<O: Observer>(
         &self,
@@ -117,42 +117,8 @@ impl WarpJobs<'_> {
                             true => Reading::Ahead(scope),
                             false => Reading::Steps,
                         };
-                        let mut sources: HashMap<usize, UnitSource<'_>> = HashMap::new();
-                        if let [_, _, ..] = group.as_slice() {
-                            for &i in jobs[group[0]].members {
-                                let u = self.units[i];
-                                let chunks = self.chunks.get(&u.tid).copied().unwrap_or(&[]);
-                                sources.insert(i, cache.decode(self.trace, self.canon, u, chunks)?);
-                            }
-                        }
-                        for &j in group {
-                            let job = &jobs[j];
-                            let lanes = job
-                                .members
-                                .iter()
-                                .map(|&i| {
-                                    let source = match sources.get(&i) {
-                                        Some(s) => s.lane(reading)?,
-                                        None => {
-                                            let u = self.units[i];
-                                            let chunks =
-                                                self.chunks.get(&u.tid).copied().unwrap_or(&[]);
-                                            cache.source(
-                                                self.trace, self.canon, u, chunks, reading,
-                                            )?
-                                        }
-                                    };
-                                    self.lane(i, source)
-                                })
-                                .collect::<Result<Vec<_>, _>>()?;
-                            let stats = self.replay_observed(job, lanes, observer, ctx)?;
-                            let recorded: u64 =
-                                job.members.iter().map(|&i| self.units[i].insns).sum();
-                            for (&(k, _), s) in job.warps.iter().zip(stats) {
-                                acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(recorded));
-                            }
-                        }
-                        Ok::<_, tf_trace::Error>(())
+                        let group: Vec<&Job<'_>> = group.iter().map(|&j| &jobs[j]).collect();
+                        self.replay_group(&group, &mut cache, reading, observer, ctx, &mut acc)
                     })?;
                     Ok::<_, tf_trace::Error>((acc, cache))
                 },
@@ -162,6 +128,60 @@ impl WarpJobs<'_> {
                 Ok(a.into_iter().zip(b).map(|(x, y)| x.merge(y)).collect())
             })?;
         Ok(totals)
+    }
+
+    /// Replays a group's jobs one after the other (the first holds the
+    /// units of all the others: they are decoded once, for all of them
+    /// when there are several), adding the counts of each width to `acc`.
+    fn replay_group<'scope, O: Observer>(
+        &self,
+        jobs: &[&Job<'_>],
+        cache: &mut UnitCache<'a>,
+        reading: Reading<'scope, '_>,
+        observer: &O,
+        ctx: &Context<'_>,
+        acc: &mut [WarpStats],
+    ) -> tf_trace::Result<()>
+    where
+        'a: 'scope,
+    {
+        let mut sources: HashMap<usize, UnitSource<'a>> = HashMap::new();
+        if let [first, _, ..] = jobs {
+            for &i in first.members {
+                let u = self.units[i];
+                sources.insert(
+                    i,
+                    cache.decode(self.trace, self.canon, u, self.chunks_of(u))?,
+                );
+            }
+        }
+        for job in jobs {
+            let lanes = job
+                .members
+                .iter()
+                .map(|&i| {
+                    let source = match sources.get(&i) {
+                        Some(s) => s.lane(reading)?,
+                        None => {
+                            let u = self.units[i];
+                            cache.source(self.trace, self.canon, u, self.chunks_of(u), reading)?
+                        }
+                    };
+                    self.lane(i, source)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let stats = self.replay_observed(job, lanes, observer, ctx)?;
+            let recorded: u64 = job.members.iter().map(|&i| self.units[i].insns).sum();
+            for (&(k, _), s) in job.warps.iter().zip(stats) {
+                acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(recorded));
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the chunks of `unit`'s thread start.
+    fn chunks_of(&self, unit: &Unit) -> &'a [ChunkStart] {
+        self.chunks.get(&unit.tid).copied().unwrap_or(&[])
     }
 
     /// The lane of unit `i`, read from `source`.
