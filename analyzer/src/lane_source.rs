@@ -1,6 +1,7 @@
 //! Where a lane's steps come from: read from its thread's stream as the
-//! lane needs them, decoded ahead on a thread of their own (when a trace makes fewer warps than there are
-//! cores), or read whole when the unit is small ([`crate::unit_source`]).
+//! lane needs them, decoded ahead on a thread of their own (when a trace
+//! makes fewer warps than there are cores), or read whole when the unit is
+//! small ([`crate::unit_source`]).
 
 use crate::lanes::{LaneEvent, LaneStep, UnitReader};
 use std::sync::Arc;
@@ -164,15 +165,6 @@ impl Prefetched {
     }
 }
 
-/// How the lane of a long unit reads it.
-#[derive(Clone, Copy)]
-pub enum Reading<'scope, 'env> {
-    /// A step at a time, as the lane goes.
-    Steps,
-    /// Decoded ahead on a thread of this scope.
-    Ahead(&'scope std::thread::Scope<'scope, 'env>),
-}
-
 /// Where a lane's steps come from: read as the lane needs them, or decoded
 /// ahead on a thread of their own (when there are fewer warps than cores,
 /// this puts the decoding of a warp's lanes on the idle cores).
@@ -190,17 +182,6 @@ impl<'t> LaneSource<'t> {
     /// Reads `reader` on demand.
     pub fn direct(reader: UnitReader<'t>) -> LaneSource<'t> {
         LaneSource::Direct(Box::new(reader))
-    }
-
-    /// Reads `reader` (at a long unit's start) as `reading` says.
-    pub fn long<'scope>(reader: Box<UnitReader<'t>>, reading: Reading<'scope, '_>) -> LaneSource<'t>
-    where
-        't: 'scope,
-    {
-        match reading {
-            Reading::Steps => LaneSource::Direct(reader),
-            Reading::Ahead(scope) => LaneSource::prefetched(*reader, scope),
-        }
     }
 
     /// Decodes `reader` ahead on a thread of `scope`.

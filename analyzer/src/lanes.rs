@@ -6,7 +6,7 @@ use crate::units::{Pos, Unit};
 use tf_trace::{Access, EndKind, Event, LockKind, Trace};
 
 /// One step of a lane: the canonical block it runs next.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct LaneStep {
     /// The canonical block.
     pub cblock: CBlockId,

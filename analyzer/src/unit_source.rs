@@ -4,7 +4,7 @@
 //! warp to the next.
 
 use crate::blocks::CanonicalBlocks;
-use crate::lane_source::{Batch, LaneSource, Reading};
+use crate::lane_source::{Batch, LaneSource};
 use crate::lanes::UnitReader;
 use crate::scan::ChunkStart;
 use crate::units::Unit;
@@ -31,19 +31,19 @@ impl<'t> UnitCache<'t> {
 
     /// The source of `unit`'s lane: read whole now when the unit is small
     /// (continuing the reader of its thread when the unit lies ahead of it),
-    /// else read as `reading` says.
+    /// else read as the lane goes, on a thread of `scope` when `ahead`.
     pub fn source<'scope>(
         &mut self,
         trace: &'t Trace,
         canon: &'t CanonicalBlocks,
         unit: &Unit,
         chunks: &[ChunkStart],
-        reading: Reading<'scope, '_>,
+        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
     ) -> tf_trace::Result<LaneSource<'t>>
     where
         't: 'scope,
     {
-        Ok(self.decode(trace, canon, unit, chunks)?.into_lane(reading))
+        Ok(self.decode(trace, canon, unit, chunks)?.into_lane(ahead))
     }
 
     /// `unit` read whole now when it is small, else a reader at its start:
@@ -117,28 +117,37 @@ pub enum UnitSource<'t> {
 }
 
 impl<'t> UnitSource<'t> {
-    /// A lane's source (another one each call), read as `reading` says
-    /// when the unit is long.
-    pub fn lane<'scope>(&self, reading: Reading<'scope, '_>) -> tf_trace::Result<LaneSource<'t>>
+    /// A lane's source (another one each call), decoded ahead on a thread
+    /// of `scope` when given and the unit is long.
+    pub fn lane<'scope>(
+        &self,
+        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
+    ) -> tf_trace::Result<LaneSource<'t>>
     where
         't: 'scope,
     {
         Ok(match self {
             UnitSource::Whole(batch) => LaneSource::whole(Arc::clone(batch)),
             UnitSource::Long(reader) => {
-                UnitSource::Long(Box::new(reader.try_clone()?)).into_lane(reading)
+                UnitSource::Long(Box::new(reader.try_clone()?)).into_lane(ahead)
             }
         })
     }
 
     /// The source of the one lane made of this unit.
-    pub fn into_lane<'scope>(self, reading: Reading<'scope, '_>) -> LaneSource<'t>
+    pub fn into_lane<'scope>(
+        self,
+        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
+    ) -> LaneSource<'t>
     where
         't: 'scope,
     {
         match self {
             UnitSource::Whole(batch) => LaneSource::whole(batch),
-            UnitSource::Long(reader) => LaneSource::long(reader, reading),
+            UnitSource::Long(reader) => match ahead {
+                Some(scope) => LaneSource::prefetched(*reader, scope),
+                None => LaneSource::Direct(reader),
+            },
         }
     }
 }

@@ -9,7 +9,7 @@
 //! width.
 
 use crate::blocks::CanonicalBlocks;
-use crate::lane_source::{LaneSource, Reading};
+use crate::lane_source::LaneSource;
 use crate::replay::{CountedAt, Lane, Replay, WarpStats};
 use crate::scan::ChunkStart;
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};
@@ -113,12 +113,15 @@ impl<'a> WarpJobs<'a> {
                 || (zero(), UnitCache::default()),
                 |(mut acc, mut cache), group| {
                     std::thread::scope(|scope| {
-                        let reading = match ahead {
-                            true => Reading::Ahead(scope),
-                            false => Reading::Steps,
-                        };
                         let group: Vec<&Job<'_>> = group.iter().map(|&j| &jobs[j]).collect();
-                        self.replay_group(&group, &mut cache, reading, observer, ctx, &mut acc)
+                        self.replay_group(
+                            &group,
+                            &mut cache,
+                            ahead.then_some(scope),
+                            observer,
+                            ctx,
+                            &mut acc,
+                        )
                     })?;
                     Ok::<_, tf_trace::Error>((acc, cache))
                 },
@@ -137,7 +140,7 @@ impl<'a> WarpJobs<'a> {
         &self,
         jobs: &[&Job<'_>],
         cache: &mut UnitCache<'a>,
-        reading: Reading<'scope, '_>,
+        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
         observer: &O,
         ctx: &Context<'_>,
         acc: &mut [WarpStats],
@@ -161,10 +164,10 @@ impl<'a> WarpJobs<'a> {
                 .iter()
                 .map(|&i| {
                     let source = match sources.get(&i) {
-                        Some(s) => s.lane(reading)?,
+                        Some(s) => s.lane(ahead)?,
                         None => {
                             let u = self.units[i];
-                            cache.source(self.trace, self.canon, u, self.chunks_of(u), reading)?
+                            cache.source(self.trace, self.canon, u, self.chunks_of(u), ahead)?
                         }
                     };
                     self.lane(i, source)
