@@ -231,6 +231,12 @@ struct AnalyzeArgs {
     /// The JSON and CSV always have both.
     #[arg(long, value_enum, default_value_t = StackModel::Cpu)]
     stack_model: StackModel,
+    /// on: keep the first pass over the trace (frames, graphs, units) in
+    /// TRACE/index/ and read it from there when the trace and --unit are
+    /// the same, so that later analyses, reports and exports skip it; off:
+    /// neither read nor write it.
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    index: Switch,
 }
 
 /// One `--warp` width: a whole number from 1 to 64.
@@ -277,6 +283,7 @@ impl AnalyzeArgs {
                 LockModel::Spin => L::Spin,
             },
             shard: self.shard,
+            index: self.index == Switch::On,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The whole analysis: scan, graphs, units, warps, replay, report.
 
 use crate::blocks::CanonicalBlocks;
-use crate::cfg::{CfgBuilder, Cfgs};
+use crate::first_pass::first_pass;
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
 
@@ -10,7 +10,8 @@ use crate::predicate::{predicable, Predicable};
 use crate::recut::{recut, unrecorded_loops};
 use crate::replay::{IpdomMap, LockModel, Reconvergence, Replay};
 use crate::results::{Report, Shard, ThreadReport, WidthResult};
-use crate::scan::{ScanJob, Skipped, ThreadScan};
+use crate::scan::{ScanJob, Skipped};
+use crate::scan_index::FirstPass;
 use crate::segments::Segments;
 use crate::sink::{Context, Nobody, Observer};
 use crate::symbols::{SourceLines, Symbols};
@@ -44,6 +45,10 @@ pub struct Options {
     pub lock_model: LockModel,
     /// Replay only this shard of the warps (`--shard i/N`).
     pub shard: Option<Shard>,
+    /// Read the first pass from the trace's index when it holds it for
+    /// this `--unit`, and keep it there otherwise (`--index on`; see
+    /// [`crate::scan_index`]).
+    pub index: bool,
 }
 
 impl Default for Options {
@@ -57,6 +62,7 @@ impl Default for Options {
             predicate: 0,
             lock_model: LockModel::Serialize,
             shard: None,
+            index: false,
         }
     }
 }
@@ -135,27 +141,24 @@ pub fn analyze_observed<O: Observer>(
         check_ahead: false,
     };
     let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
-    let bytes: u64 = trace.threads().iter().map(|t| t.size).sum();
 
     // Pass 1: frames, graphs and units.
     let units_rule = UnitsRule::new(&opts.unit, &symbols, !runtime.is_empty())?;
-    progress.stage("scanning threads", bytes);
-    let (mut scans, mut merged) = scan_threads(&job, &tids, &units_rule, canon.len());
-    if scans.iter().any(|s| s.used_damaged_chunk) {
-        // Some records of a chunk were used before the rest of it failed to
-        // decode: scan again, decoding each chunk before using it, so that
-        // nothing of a damaged chunk counts.
-        job.check_ahead = true;
-        progress.stage("scanning threads again (a chunk does not decode)", bytes);
-        (scans, merged) = scan_threads(&job, &tids, &units_rule, canon.len());
-    }
-    scans.sort_by_key(|s| s.tid);
+    let FirstPass {
+        mut scans, cfgs, ..
+    } = first_pass(
+        &mut job,
+        &tids,
+        &units_rule,
+        &opts.unit.to_string(),
+        canon.len(),
+        opts.index,
+    );
     let outlined = scans
         .iter()
         .flat_map(|s| s.outlined.iter().copied())
         .collect();
     let (units_rule, cut_again) = units_rule.resolve(outlined);
-    let cfgs: Cfgs = merged.finish();
     progress.stage("post-dominators", cfgs.len() as u64);
     let per_function: Vec<(u64, Ipdom)> = cfgs
         .par_iter()
@@ -355,31 +358,4 @@ fn openmp_runtime(trace: &Trace) -> Vec<(u64, u64)> {
         })
         .map(|m| (m.base, m.base.saturating_add(m.size)))
         .collect()
-}
-
-/// Pass 1 over every thread of `tids`. Each worker thread adds the edges of
-/// the threads it scans to its own builder; builders are merged as workers
-/// finish, so memory follows the number of cores, not of traced threads.
-fn scan_threads(
-    job: &ScanJob,
-    tids: &[u64],
-    units_rule: &UnitsRule,
-    blocks: usize,
-) -> (Vec<ThreadScan>, CfgBuilder) {
-    tids.par_iter()
-        .fold(
-            || (Vec::new(), CfgBuilder::new(blocks)),
-            |(mut scans, mut cfg), &tid| {
-                scans.push(job.scan(tid, |start| units_rule.cutter(start), Some(&mut cfg)));
-                (scans, cfg)
-            },
-        )
-        .reduce(
-            || (Vec::new(), CfgBuilder::new(0)),
-            |(mut a, mut ca), (b, cb)| {
-                a.extend(b);
-                ca.merge(cb);
-                (a, ca)
-            },
-        )
 }

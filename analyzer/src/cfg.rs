@@ -29,7 +29,7 @@ use tf_trace::EndKind;
 pub const VEXIT: CBlockId = u32::MAX;
 
 /// One function's dynamic CFG.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FunctionCfg {
     /// Blocks that started a frame of this function (its entry, or where a
     /// thread or signal handler began inside it), sorted.

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use tf_trace::{EndKind, Event, FunctionId, SkipReason, Trace};
 
 /// Where a chunk of a thread's stream starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChunkStart {
     /// Byte offset of the chunk in the file.
     pub offset: u64,
@@ -106,6 +106,7 @@ impl Skipped {
 }
 
 /// What the first pass learned about one thread.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct ThreadScan {
     /// The thread id.
     pub tid: u64,

@@ -52,7 +52,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};
 
 /// The static parts one thread (or, merged, the program) ran.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct StaticCensus {
     open: Option<(StaticLoop, Stretch)>,
     parts: Vec<Part>,
@@ -60,6 +60,7 @@ pub struct StaticCensus {
     sites: HashMap<u64, CBlockId>,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Part {
     pub(crate) place: StaticLoop,
     site: LoopSite,

@@ -31,7 +31,19 @@ mod worksharing_cut;
 use worksharing_cut::Stretch;
 
 /// A position in a thread's stream: an event, and a piece of it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Pos {
     /// Index of the event in the thread's stream.
     pub event: u64,
@@ -40,7 +52,7 @@ pub struct Pos {
 }
 
 /// One unit: a stretch of one thread's stream.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Unit {
     /// The thread.
     pub tid: u64,

@@ -52,7 +52,9 @@ use tf_trace::{BlockTable, LoopChunk, StaticLoop};
 /// where its chunks begin (the block after the runtime call that handed
 /// out the thread's first chunk of an instance), so that several loops of
 /// one parallel region are told apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct LoopSite {
     /// The entry address of the function.
     pub entry: u64,
@@ -78,7 +80,7 @@ impl LoopSite {
 }
 
 /// Where a stretch runs: its function's frame, learnt at its first step.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Frame {
     pub(crate) depth: usize,
     pub(crate) site: LoopSite,
@@ -88,7 +90,7 @@ pub(crate) struct Frame {
 /// stretch; a static part, crate::static_schedule): the frame, learnt at the
 /// first step, and each block's runs there in the order first reached; the
 /// edges between them go to the function's census.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Stretch {
     pub(crate) frame: Option<Frame>,
     pub(crate) counts: HashMap<CBlockId, u64>,
@@ -129,7 +131,7 @@ impl Stretch {
 }
 
 /// What one thread's stretches showed about each function's loop.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct LoopCensus {
     functions: HashMap<LoopSite, FunctionCensus>,
     /// Each loop instance's trip count.
@@ -143,7 +145,7 @@ pub struct LoopCensus {
 }
 
 /// What the stretches of one loop ran at its function's frame.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FunctionCensus {
     /// Blocks that ran once per iteration in every stretch so far, in the
     /// order the first stretch reached them.
@@ -415,7 +417,9 @@ impl IterationPlan {
 }
 
 /// A unit's place in its loop: instance and logical iteration number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Iteration {
     /// The loop instance.
     pub loop_id: u64,

@@ -215,7 +215,7 @@ impl<'a> BlockExec<'a> {
 
 /// A `loop_chunk` event (type 10, FORMAT.md §6.6): iterations of a
 /// worksharing loop instance that the OpenMP runtime handed one thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LoopChunk {
     /// The loop instance, numbered from 1 in the order instances began.
     pub loop_id: u64,
@@ -278,7 +278,7 @@ impl LoopChunk {
 /// let s = StaticLoop { loop_id: 3, thread: 1, threads: 4 };
 /// assert_eq!(Event::StaticLoop(s).type_code(), Some(11));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StaticLoop {
     /// The loop instance, numbered as `loop_chunk` instances are (one
     /// sequence for both).

@@ -212,6 +212,47 @@ impl Trace {
         Ok(r)
     }
 
+    /// The end of thread `tid`'s first chunks that readers of this trace
+    /// have found to decode completely (readers made by
+    /// [`read_thread`](Self::read_thread) skip checking them ahead; see
+    /// [`ThreadReader::set_validate`]); `None` for a thread not in the trace.
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// use tf_trace::{BlockDef, Trace, TraceWriter};
+    /// let dir = std::env::temp_dir().join(format!("tf-doc-decoded-{}", std::process::id()));
+    /// let mut w = TraceWriter::create(&dir)?;
+    /// let b = w.block(&BlockDef::new(0x1000).insn(4))?;
+    /// w.thread(1)?.exec(b, &[])?;
+    /// w.finish()?;
+    /// let trace = Trace::open(&dir)?;
+    /// let before = trace.decoded_prefix(1).unwrap();
+    /// let mut r = trace.read_thread(1)?;
+    /// while r.next_event().is_some() {}
+    /// assert!(trace.decoded_prefix(1).unwrap() > before);
+    /// // Another opening of the same, unchanged files may be told so.
+    /// let again = Trace::open(&dir)?;
+    /// again.assume_decoded_prefix(1, trace.decoded_prefix(1).unwrap());
+    /// assert_eq!(again.decoded_prefix(1), trace.decoded_prefix(1));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn decoded_prefix(&self, tid: u64) -> Option<u64> {
+        let i = self.threads.iter().position(|t| t.tid == tid)?;
+        Some(self.validated[i].load(std::sync::atomic::Ordering::Acquire))
+    }
+
+    /// Takes thread `tid`'s chunks up to byte `end` as decoding completely,
+    /// as a reader of the same, unchanged file found earlier
+    /// ([`decoded_prefix`](Self::decoded_prefix)); the checksums of the
+    /// chunks are still verified as they are read. Nothing for a thread not
+    /// in the trace.
+    pub fn assume_decoded_prefix(&self, tid: u64, end: u64) {
+        if let Some(i) = self.threads.iter().position(|t| t.tid == tid) {
+            self.validated[i].fetch_max(end, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+
     /// The raw chunks of one thread's file (to decode them with a
     /// [`ChunkDecoder`](crate::ChunkDecoder), e.g. in parallel).
     pub fn chunks(&self, tid: u64) -> Result<ChunkReader> {

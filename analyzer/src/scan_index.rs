@@ -1,0 +1,262 @@
+//! The first pass's results kept in the trace directory, so that later
+//! analyses of the same trace with the same `--unit` skip that pass (the
+//! other options only change the replay).
+//!
+//! An index file, `TRACE/index/scan-XXXXXXXX.tfi`, holds what the first pass
+//! learnt (every thread's [`ThreadScan`] and the functions' graphs) under a
+//! key: the build that wrote it (a fingerprint of the sources that decide
+//! the first pass), the `--unit` it was cut for, and the size, modification
+//! time and inode of every file of the trace. A key that differs in anything
+//! is a miss, and the pass runs again. As git does for its index, a trace
+//! with a file modified less than [`SETTLE_SECS`] before the key is taken is
+//! not indexed: a later change within the file system's timestamp
+//! granularity could otherwise leave the key as it was. The body carries a
+//! CRC-32C; an index that does not check or decode is an error the caller
+//! reports before running the pass again.
+//!
+//! ```no_run
+//! use tf_analyzer::scan_index::ScanIndex;
+//! let trace = tf_trace::Trace::open("trace").unwrap();
+//! let index = ScanIndex::for_trace(&trace, "auto").unwrap();
+//! match index.load() {
+//!     Ok(Some(pass)) => println!("{} threads indexed", pass.scans.len()),
+//!     Ok(None) => println!("no index for this trace and unit"),
+//!     Err(e) => println!("{e}"),
+//! }
+//! ```
+
+use crate::cfg::Cfgs;
+use crate::scan::ThreadScan;
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+use tf_trace::stream::crc32c;
+use tf_trace::Trace;
+
+/// The directory of index files inside a trace directory.
+pub const DIR: &str = "index";
+
+/// A trace whose files changed less than this many seconds ago is not
+/// indexed (see the module's documentation).
+pub const SETTLE_SECS: u64 = 2;
+
+const MAGIC: &[u8; 8] = b"tf-index";
+const VERSION: u32 = 1;
+/// Magic, version, CRC-32C of the body, body length.
+const HEADER_LEN: usize = 8 + 4 + 4 + 8;
+
+/// The sources this build's first pass comes from (see `build.rs`).
+const FINGERPRINT: &str = include_str!(concat!(env!("OUT_DIR"), "/source_fingerprint"));
+
+/// What the first pass learnt about a trace.
+pub struct FirstPass {
+    /// Every thread's scan, by thread id.
+    pub scans: Vec<ThreadScan>,
+    /// The functions' graphs.
+    pub cfgs: Cfgs,
+    /// The pass decoded each chunk whole before using it, as it must once a
+    /// chunk did not decode ([`ScanJob::check_ahead`](crate::scan::ScanJob::check_ahead)):
+    /// later passes over the trace must too.
+    pub check_ahead: bool,
+    /// Per thread id, the end of its file's first chunks that decoded
+    /// ([`Trace::decoded_prefix`]): the replay's readers need not decode
+    /// them ahead again.
+    pub decoded: Vec<(u64, u64)>,
+}
+
+/// Why an index could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// A file system error.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// An index file that does not check or decode.
+    #[error("{path}: {reason}; the first pass runs again")]
+    Damaged {
+        /// The index file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// One file of the trace as the key records it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Stamp {
+    name: String,
+    size: u64,
+    mtime_ns: i128,
+    inode: u64,
+}
+
+/// What an index must match to be used.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Key {
+    build: String,
+    unit: String,
+    files: Vec<Stamp>,
+}
+
+/// The index of one trace for one `--unit`.
+pub struct ScanIndex {
+    path: PathBuf,
+    key: Key,
+    /// Why the trace is not indexed now, if so.
+    unsettled: Option<String>,
+}
+
+impl ScanIndex {
+    /// The index of `trace` for the unit spec `unit` (as `--unit` spells it),
+    /// keyed by the trace's files as they are now.
+    pub fn for_trace(trace: &Trace, unit: &str) -> Result<ScanIndex, IndexError> {
+        let dir = trace.dir();
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| IndexError::Io { path, source }
+        };
+        let now = SystemTime::now();
+        let mut files = Vec::new();
+        let mut unsettled = None;
+        for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+            let entry = entry.map_err(io(dir))?;
+            let meta = entry.metadata().map_err(io(&entry.path()))?;
+            if !meta.is_file() {
+                continue;
+            }
+            let modified = meta.modified().map_err(io(&entry.path()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if now.duration_since(modified).unwrap_or_default() < Duration::from_secs(SETTLE_SECS) {
+                unsettled = Some(format!("{name} changed less than {SETTLE_SECS} s ago"));
+            }
+            files.push(Stamp {
+                name,
+                size: meta.len(),
+                mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+                inode: meta.ino(),
+            });
+        }
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        let file = format!("scan-{:08x}.tfi", crc32c(unit.as_bytes()));
+        Ok(ScanIndex {
+            path: dir.join(DIR).join(file),
+            key: Key {
+                build: FINGERPRINT.to_string(),
+                unit: unit.to_string(),
+                files,
+            },
+            unsettled,
+        })
+    }
+
+    /// The index file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Why this index will not be written, if it will not: a file of the
+    /// trace changed too recently.
+    pub fn unsettled(&self) -> Option<&str> {
+        self.unsettled.as_deref()
+    }
+
+    /// The first pass kept for this key; `None` when there is no index or
+    /// it was written for another build, unit or state of the trace.
+    pub fn load(&self) -> Result<Option<FirstPass>, IndexError> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(IndexError::Io {
+                    path: self.path.clone(),
+                    source,
+                })
+            }
+        };
+        let damaged = |reason: String| IndexError::Damaged {
+            path: self.path.clone(),
+            reason,
+        };
+        if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+            return Err(damaged("not an index file".into()));
+        }
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        if word(8) != VERSION {
+            // Written by a tf with another index layout: not ours to read.
+            return Ok(None);
+        }
+        let len = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes"));
+        let body = &bytes[HEADER_LEN..];
+        if body.len() as u64 != len {
+            return Err(damaged(format!(
+                "{} bytes of body, the header says {len}",
+                body.len()
+            )));
+        }
+        if crc32c(body) != word(12) {
+            return Err(damaged("checksum mismatch".into()));
+        }
+        type Body = (Key, Vec<ThreadScan>, Cfgs, bool, Vec<(u64, u64)>);
+        let (key, scans, cfgs, check_ahead, decoded): Body =
+            rmp_serde::from_slice(body).map_err(|e| damaged(e.to_string()))?;
+        Ok((key == self.key).then_some(FirstPass {
+            scans,
+            cfgs,
+            check_ahead,
+            decoded,
+        }))
+    }
+
+    /// Keeps `pass` for this key, replacing any index for this unit: written
+    /// to a temporary file and renamed, so that readers (other shards of
+    /// the same trace) see a whole file or none. Nothing is written for an
+    /// unsettled trace ([`ScanIndex::unsettled`]).
+    pub fn store(&self, pass: &FirstPass) -> Result<(), IndexError> {
+        if self.unsettled.is_some() {
+            return Ok(());
+        }
+        let dir = self.path.parent().expect("in the index directory");
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| IndexError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let body = rmp_serde::to_vec(&(
+            &self.key,
+            &pass.scans,
+            &pass.cfgs,
+            pass.check_ahead,
+            &pass.decoded,
+        ))
+        .map_err(|e| IndexError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            self.path.file_name().expect("named").to_string_lossy(),
+            std::process::id()
+        ));
+        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        let written = f
+            .write_all(MAGIC)
+            .and_then(|_| f.write_all(&VERSION.to_le_bytes()))
+            .and_then(|_| f.write_all(&crc32c(&body).to_le_bytes()))
+            .and_then(|_| f.write_all(&(body.len() as u64).to_le_bytes()))
+            .and_then(|_| f.write_all(&body))
+            .and_then(|_| std::fs::rename(&tmp, &self.path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(IndexError::Io {
+                path: self.path.clone(),
+                source: e,
+            });
+        }
+        Ok(())
+    }
+}
