@@ -260,3 +260,105 @@ impl ScanIndex {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::FunctionCfg;
+    use crate::testutil::TempTrace;
+    use tf_trace::BlockDef;
+
+    /// A one-thread trace whose files were last changed a minute ago.
+    fn settled_trace() -> crate::testutil::OpenTrace {
+        let mut t = TempTrace::new();
+        let b = t.writer().block(&BlockDef::new(0x1000).insn(4)).unwrap();
+        t.writer().thread(1).unwrap().exec(b, &[]).unwrap();
+        let trace = t.finish();
+        age(trace.dir(), 60);
+        trace
+    }
+
+    /// Sets the modification time of every file in `dir` `secs` seconds back.
+    fn age(dir: &Path, secs: u64) {
+        let then = SystemTime::now() - Duration::from_secs(secs);
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                let f = std::fs::File::options().write(true).open(&p).unwrap();
+                f.set_modified(then).unwrap();
+            }
+        }
+    }
+
+    fn pass() -> FirstPass {
+        let cfg = FunctionCfg {
+            entries: vec![0],
+            edges: vec![(0, crate::cfg::VEXIT)],
+        };
+        FirstPass {
+            scans: Vec::new(),
+            cfgs: [(0x1000, cfg)].into_iter().collect(),
+            check_ahead: true,
+            decoded: vec![(1, 4096)],
+        }
+    }
+
+    #[test]
+    fn a_stored_pass_is_read_back_for_the_same_key_only() {
+        let trace = settled_trace();
+        let index = ScanIndex::for_trace(&trace, "thread").unwrap();
+        assert_eq!(index.unsettled(), None);
+        assert!(index.load().unwrap().is_none(), "nothing stored yet");
+        index.store(&pass()).unwrap();
+        let back = index.load().unwrap().expect("same key");
+        assert_eq!(back.cfgs, pass().cfgs);
+        assert_eq!((back.check_ahead, back.decoded), (true, vec![(1, 4096)]));
+
+        // Another build, another unit spec at the same path: misses.
+        let mut other = ScanIndex::for_trace(&trace, "thread").unwrap();
+        other.key.build = "0000000000000000".into();
+        assert!(other.load().unwrap().is_none());
+        let mut other = ScanIndex::for_trace(&trace, "thread").unwrap();
+        other.key.unit = "auto".into();
+        assert!(other.load().unwrap().is_none());
+        // Another unit spec has a file of its own.
+        let auto = ScanIndex::for_trace(&trace, "auto").unwrap();
+        assert_ne!(auto.path(), index.path());
+        assert!(auto.load().unwrap().is_none());
+
+        // A trace file modified since: misses, and is not indexed again
+        // until it settles.
+        let thread_file = trace.dir().join("thread-1.tfc");
+        let f = std::fs::File::options()
+            .write(true)
+            .open(&thread_file)
+            .unwrap();
+        f.set_modified(SystemTime::now()).unwrap();
+        let changed = ScanIndex::for_trace(&trace, "thread").unwrap();
+        assert!(changed.load().unwrap().is_none());
+        assert!(changed.unsettled().unwrap().contains("thread-1.tfc"));
+    }
+
+    #[test]
+    fn a_damaged_index_is_an_error_and_an_unsettled_trace_is_not_indexed() {
+        let trace = settled_trace();
+        let index = ScanIndex::for_trace(&trace, "thread").unwrap();
+        index.store(&pass()).unwrap();
+        let mut bytes = std::fs::read(index.path()).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(index.path(), &bytes).unwrap();
+        let e = index.load().err().expect("damaged").to_string();
+        assert!(e.contains("checksum mismatch"), "{e}");
+        std::fs::write(index.path(), b"tf-ind").unwrap();
+        let e = index.load().err().expect("damaged").to_string();
+        assert!(e.contains("not an index file"), "{e}");
+
+        std::fs::remove_dir_all(trace.dir().join(DIR)).unwrap();
+        age(trace.dir(), 0);
+        let fresh = ScanIndex::for_trace(&trace, "thread").unwrap();
+        assert!(fresh.unsettled().is_some());
+        fresh.store(&pass()).unwrap();
+        assert!(!trace.dir().join(DIR).exists(), "nothing written");
+    }
+}
