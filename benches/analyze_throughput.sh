@@ -10,6 +10,13 @@
 #   at W = 8,16,32 at once (many warps at each width: the narrower warps
 #   replay from the units a warp of 32 decoded);
 # - divergence triangle 4096 (64 threads' worth of items, many warps);
+# - with the first pass kept in the trace's index (`--index`, on by
+#   default): the one-core W = 32 rows of pigz and nbody analyse a trace
+#   whose files are a minute old, so the run scans it and writes the index;
+#   the row after ("again, from the index") is the next analysis, which
+#   reads the first pass from there; every other row runs with
+#   `--index off`, so that it measures a whole analysis, and a build
+#   without the index (TF=PATH) runs the same rows but the "again" ones;
 # - how right the progress bar's ETA is: for the replay of both pigz
 #   traces and of nbody, the bar's estimate of the rest when a tenth of the
 #   stage was done, beside what the rest took (`tf analyze --timings`).
@@ -22,6 +29,25 @@ small=${SMALL:-2000000}
 trace_pigz() { # bytes dir
     workloads/build/O1/gen_text "$1" > "$tmp/input"
     "$tf" trace -o "$2" -- pigz -p 4 -c "$tmp/input" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+}
+
+# Whether this build keeps the first pass in an index: the other rows then
+# run without it.
+off=()
+if "$tf" analyze --help | grep -q -- '--index'; then off=(--index off); fi
+
+# settle DIR: the trace's files a minute old (a trace changed in the last
+# seconds is not indexed)
+settle() { find "$1" -maxdepth 1 -type f -exec touch -d '-1 minute' {} +; }
+
+# indexed LABEL TRACE ARGS...: the one-core row that scans and writes the
+# index, then the one that reads it (only the first without an index)
+indexed() {
+    local label=$1 trace=$2
+    shift 2
+    settle "$trace"
+    report "$label" "$trace" 1 "$@"
+    if [ ${#off[@]} -gt 0 ]; then report "$label, again, from the index" "$trace" 1 "$@"; fi
 }
 
 traced() { "$tf" info "$1" | awk '$1 == "all" && !seen { print $4; seen = 1 }'; }
@@ -54,31 +80,31 @@ for bytes in "$small" $((10 * small)); do
     dir="$tmp/pigz-$bytes"
     trace_pigz "$bytes" "$dir"
     label="pigz $((bytes / 1000000)) MB ($(traced "$dir") insns)"
-    report "$label, W=32" "$dir" 1 --warp 32
-    report "$label, W=32" "$dir" "$cores" --warp 32
-    report "$label, W=8,16,32" "$dir" "$cores" --warp 8,16,32
+    indexed "$label, W=32" "$dir" --warp 32
+    report "$label, W=32" "$dir" "$cores" "${off[@]}" --warp 32
+    report "$label, W=8,16,32" "$dir" "$cores" "${off[@]}" --warp 8,16,32
     eta_traces+=("$dir")
 done
 dir="$tmp/nbody"
 "$tf" trace -o "$dir" -- workloads/build/O1/nbody 8192 128 > /dev/null 2>&1
 label="nbody 8192 ($(traced "$dir") insns)"
-report "$label, W=32" "$dir" 1 --unit call:accelerate --warp 32
-report "$label, W=32" "$dir" "$cores" --unit call:accelerate --warp 32
+indexed "$label, W=32" "$dir" --unit call:accelerate --warp 32
+report "$label, W=32" "$dir" "$cores" "${off[@]}" --unit call:accelerate --warp 32
 dir="$tmp/nbody-2048"
 "$tf" trace -o "$dir" -- workloads/build/O1/nbody 2048 128 > /dev/null 2>&1
 label="nbody 2048 ($(traced "$dir") insns)"
-report "$label, W=8,16,32" "$dir" 1 --unit call:accelerate --warp 8,16,32
-report "$label, W=8,16,32" "$dir" "$cores" --unit call:accelerate --warp 8,16,32
+report "$label, W=8,16,32" "$dir" 1 "${off[@]}" --unit call:accelerate --warp 8,16,32
+report "$label, W=8,16,32" "$dir" "$cores" "${off[@]}" --unit call:accelerate --warp 8,16,32
 dir="$tmp/triangle"
 "$tf" trace -o "$dir" -- workloads/build/O1/divergence triangle 4096 > /dev/null 2>&1
 label="divergence triangle 4096 ($(traced "$dir") insns)"
-report "$label, W=32" "$dir" 1 --unit call:worker --warp 32
-report "$label, W=32" "$dir" "$cores" --unit call:worker --warp 32
+report "$label, W=32" "$dir" 1 "${off[@]}" --unit call:worker --warp 32
+report "$label, W=32" "$dir" "$cores" "${off[@]}" --unit call:worker --warp 32
 
 eta() { # label trace args...
     local label=$1 trace=$2
     shift 2
-    "$tf" analyze "$trace" "$@" --timings 2>&1 >/dev/null |
+    "$tf" analyze "$trace" "${off[@]}" "$@" --timings 2>&1 >/dev/null |
         awk -v l="$label" '/replaying/ { sub(/^tf: /, ""); printf "  %-34s %s\n", l, $0 }'
 }
 echo "progress ETA at 10% of the replay"
