@@ -129,7 +129,12 @@ fn a_changed_or_fresh_trace_is_scanned_again() {
     let biggest = std::fs::read_dir(&t)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("thread-"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("thread-")
+        })
         .max_by_key(|p| p.metadata().unwrap().len())
         .unwrap();
     let len = biggest.metadata().unwrap().len();
