@@ -1,7 +1,7 @@
 //! Fingerprints the sources that decide what the first pass computes (this
-//! crate's and the trace reader's), so that a first pass kept in a trace's
-//! index by another build of tf is never taken for this build's
-//! (`src/scan_index.rs`).
+//! crate's, the trace reader's and the workspace's locked dependencies), so
+//! that a first pass kept in a trace's index by another build of tf is
+//! never taken for this build's (`src/scan_index.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,12 @@ fn main() {
     for root in &roots {
         println!("cargo:rerun-if-changed={}", root.display());
         collect(root, root, &mut files);
+    }
+    // Dependencies (symbol reading among them) decide it too.
+    let lock = dir.join("../Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    if lock.exists() {
+        files.push(("Cargo.lock".to_string(), lock));
     }
     files.sort();
     // FNV-1a over each file's path (relative to its root) and contents.

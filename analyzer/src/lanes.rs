@@ -229,26 +229,37 @@ impl<'t> UnitReader<'t> {
                 self.done = true;
                 return Ok(false);
             }
-            let Some(ev) = self.reader.next_event() else {
-                self.done = true;
-                return Ok(false);
-            };
-            self.next_event += 1;
             // Events before the unit's start were read by `skip_to_start`.
-            match ev? {
-                Event::Block(x) => {
+            // Matched where the reader returned it: moved out first (by
+            // `?`), the event was copied in pieces that did not match the
+            // stores that had just written it, and read back stalled.
+            match self.reader.next_event() {
+                None => {
+                    self.done = true;
+                    return Ok(false);
+                }
+                Some(Err(e)) => {
+                    self.next_event += 1;
+                    return Err(e);
+                }
+                Some(Ok(Event::Block(x))) => {
                     self.event = event;
                     self.cursor = PieceCursor::new(x.block, x.insns, x.complete);
                     self.accesses.clear();
                     self.accesses.extend_from_slice(x.accesses());
                     self.in_block = true;
                 }
-                Event::LockAcquire { kind, lock } => events.push(LaneEvent::Acquire { kind, lock }),
-                Event::LockRelease { kind, lock } => events.push(LaneEvent::Release { kind, lock }),
-                Event::Signal { .. } => events.push(LaneEvent::Signal),
-                Event::SignalReturn { .. } => events.push(LaneEvent::SignalReturn),
-                _ => {}
+                Some(Ok(Event::LockAcquire { kind, lock })) => {
+                    events.push(LaneEvent::Acquire { kind, lock })
+                }
+                Some(Ok(Event::LockRelease { kind, lock })) => {
+                    events.push(LaneEvent::Release { kind, lock })
+                }
+                Some(Ok(Event::Signal { .. })) => events.push(LaneEvent::Signal),
+                Some(Ok(Event::SignalReturn { .. })) => events.push(LaneEvent::SignalReturn),
+                Some(Ok(_)) => {}
             }
+            self.next_event += 1;
         }
     }
 

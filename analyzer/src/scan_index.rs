@@ -237,8 +237,13 @@ impl ScanIndex {
             path: self.path.clone(),
             source: std::io::Error::other(e),
         })?;
+        // Unique to this writer, also among machines sharing the file system.
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .subsec_nanos();
         let tmp = dir.join(format!(
-            ".{}.{}.tmp",
+            ".{}.{}-{nanos}.tmp",
             self.path.file_name().expect("named").to_string_lossy(),
             std::process::id()
         ));
