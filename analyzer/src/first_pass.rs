@@ -25,7 +25,7 @@ pub fn first_pass(
     let index = match index {
         Some(Ok(index)) => Some(index),
         Some(Err(e)) => {
-            progress.stage(&format!("no index ({e})"), 0);
+            progress.stage(&format!("index not used: {e}"), 0);
             None
         }
         None => None,
