@@ -79,6 +79,27 @@ pub(crate) fn groups(jobs: &[Job<'_>], cores: usize) -> Vec<Vec<usize>> {
     groups
 }
 
+/// `items` reordered first, last, second, second to last, and so on. The
+/// cores split the list of groups of several widths into contiguous parts;
+/// widest first, one core began with the groups that hold narrower warps
+/// (decoded once for all of them) and another with warps standing alone,
+/// and the progress a tenth of the way through was no fair sample of the
+/// rest (the ETA of a sweep of nine widths on two cores erred by +19%).
+/// Taken from both ends, every part holds both kinds.
+///
+/// ```text
+/// [0, 1, 2, 3, 4] -> [0, 4, 1, 3, 2]
+/// ```
+fn from_both_ends<T>(items: Vec<T>) -> Vec<T> {
+    let mut rest: std::collections::VecDeque<T> = items.into();
+    let mut out = Vec::with_capacity(rest.len());
+    while let Some(first) = rest.pop_front() {
+        out.push(first);
+        out.extend(rest.pop_back());
+    }
+    out
+}
+
 /// What the jobs read.
 pub(crate) struct WarpJobs<'a> {
     pub(crate) trace: &'a Trace,
@@ -105,6 +126,14 @@ impl<'a> WarpJobs<'a> {
         let zero = || vec![WarpStats::default(); self.widths.len()];
         let cores = rayon::current_num_threads();
         let groups = groups(jobs, cores);
+        // One width: every group is one warp, all alike; they keep their
+        // order, which replays a thread's units one after the other
+        // (nbody 8192 at W=32 replayed 4-5% slower on one core reordered).
+        let groups = if self.widths.len() > 1 {
+            from_both_ends(groups)
+        } else {
+            groups
+        };
         // Fewer warps than cores: decode each long lane on a thread of its own.
         let ahead = groups.len() < cores;
         let totals: Vec<WarpStats> = groups
@@ -274,6 +303,13 @@ mod tests {
                     .collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn groups_are_taken_from_both_ends() {
+        assert_eq!(from_both_ends(vec![0, 1, 2, 3, 4]), [0, 4, 1, 3, 2]);
+        assert_eq!(from_both_ends(vec![0, 1, 2, 3]), [0, 3, 1, 2]);
+        assert!(from_both_ends(Vec::<u8>::new()).is_empty());
     }
 
     #[test]
