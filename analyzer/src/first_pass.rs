@@ -69,16 +69,14 @@ pub fn first_pass(
             .collect(),
     };
     if let Some(index) = &index {
-        if let Some(why) = index.unsettled() {
-            progress.stage(&format!("index not written: {why}"), 0);
-        } else {
-            progress.stage(
-                &format!("writing the first pass to {}", index.path().display()),
-                0,
-            );
-            if let Err(e) = index.store(&pass) {
-                progress.stage(&format!("index not written: {e}"), 0);
-            }
+        progress.stage(
+            &format!("writing the first pass to {}", index.path().display()),
+            0,
+        );
+        match index.store(&pass) {
+            Ok(None) => {}
+            Ok(Some(why)) => progress.stage(&format!("index not written: {why}"), 0),
+            Err(e) => progress.stage(&format!("index not written: {e}"), 0),
         }
     }
     pass

@@ -7,10 +7,12 @@
 //! key: the build that wrote it (a fingerprint of the sources that decide
 //! the first pass), the `--unit` it was cut for, and the size, modification
 //! time and inode of every file of the trace. A key that differs in anything
-//! is a miss, and the pass runs again. As git does for its index, a trace
-//! with a file modified less than [`SETTLE_SECS`] before the key is taken is
-//! not indexed: a later change within the file system's timestamp
-//! granularity could otherwise leave the key as it was. The body carries a
+//! is a miss, and the pass runs again. The key is taken before the pass and
+//! the files are stamped again before the index is written: nothing is
+//! written when they changed in between, nor, as git does for its index,
+//! when a file changed less than [`SETTLE_SECS`] before (a later change
+//! within the file system's timestamp granularity could otherwise leave the
+//! stamps as they were). The body carries a
 //! CRC-32C; an index that does not check or decode is an error the caller
 //! reports before running the pass again.
 //!
@@ -105,64 +107,65 @@ struct Key {
 
 /// The index of one trace for one `--unit`.
 pub struct ScanIndex {
+    dir: PathBuf,
     path: PathBuf,
     key: Key,
-    /// Why the trace is not indexed now, if so.
-    unsettled: Option<String>,
+}
+
+/// The stamps of every file of the trace in `dir`, sorted by name, and
+/// the name of one that changed less than [`SETTLE_SECS`] ago, if any.
+fn stamps(dir: &Path) -> Result<(Vec<Stamp>, Option<String>), IndexError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| IndexError::Io { path, source }
+    };
+    let now = SystemTime::now();
+    let mut files = Vec::new();
+    let mut recent = None;
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        let meta = entry.metadata().map_err(io(&entry.path()))?;
+        if !meta.is_file() {
+            continue;
+        }
+        let modified = meta.modified().map_err(io(&entry.path()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // A time in the future counts as just now.
+        if now.duration_since(modified).unwrap_or_default() < Duration::from_secs(SETTLE_SECS) {
+            recent = Some(name.clone());
+        }
+        files.push(Stamp {
+            name,
+            size: meta.len(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            inode: meta.ino(),
+        });
+    }
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok((files, recent))
 }
 
 impl ScanIndex {
     /// The index of `trace` for the unit spec `unit` (as `--unit` spells it),
-    /// keyed by the trace's files as they are now.
+    /// keyed by the trace's files as they are now: take it before the pass.
     pub fn for_trace(trace: &Trace, unit: &str) -> Result<ScanIndex, IndexError> {
         let dir = trace.dir();
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| IndexError::Io { path, source }
-        };
-        let now = SystemTime::now();
-        let mut files = Vec::new();
-        let mut unsettled = None;
-        for entry in std::fs::read_dir(dir).map_err(io(dir))? {
-            let entry = entry.map_err(io(dir))?;
-            let meta = entry.metadata().map_err(io(&entry.path()))?;
-            if !meta.is_file() {
-                continue;
-            }
-            let modified = meta.modified().map_err(io(&entry.path()))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if now.duration_since(modified).unwrap_or_default() < Duration::from_secs(SETTLE_SECS) {
-                unsettled = Some(format!("{name} changed less than {SETTLE_SECS} s ago"));
-            }
-            files.push(Stamp {
-                name,
-                size: meta.len(),
-                mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-                inode: meta.ino(),
-            });
-        }
-        files.sort_by(|a, b| a.name.cmp(&b.name));
+        let (files, _) = stamps(dir)?;
         let file = format!("scan-{:08x}.tfi", crc32c(unit.as_bytes()));
         Ok(ScanIndex {
+            dir: dir.to_path_buf(),
             path: dir.join(DIR).join(file),
             key: Key {
                 build: FINGERPRINT.to_string(),
                 unit: unit.to_string(),
                 files,
             },
-            unsettled,
         })
     }
 
     /// The index file.
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Why this index will not be written, if it will not: a file of the
-    /// trace changed too recently.
-    pub fn unsettled(&self) -> Option<&str> {
-        self.unsettled.as_deref()
     }
 
     /// The first pass kept for this key; `None` when there is no index or
@@ -214,11 +217,19 @@ impl ScanIndex {
 
     /// Keeps `pass` for this key, replacing any index for this unit: written
     /// to a temporary file and renamed, so that readers (other shards of
-    /// the same trace) see a whole file or none. Nothing is written for an
-    /// unsettled trace ([`ScanIndex::unsettled`]).
-    pub fn store(&self, pass: &FirstPass) -> Result<(), IndexError> {
-        if self.unsettled.is_some() {
-            return Ok(());
+    /// the same trace) see a whole file or none. The trace's files are
+    /// stamped again first: nothing is written, and the reason is returned,
+    /// when one of them changed since the key was taken (during the pass)
+    /// or less than [`SETTLE_SECS`] ago.
+    pub fn store(&self, pass: &FirstPass) -> Result<Option<String>, IndexError> {
+        let (files, recent) = stamps(&self.dir)?;
+        if files != self.key.files {
+            return Ok(Some("the trace changed during the first pass".into()));
+        }
+        if let Some(name) = recent {
+            return Ok(Some(format!(
+                "{name} changed less than {SETTLE_SECS} s ago"
+            )));
         }
         let dir = self.path.parent().expect("in the index directory");
         let io = |path: &Path| {
@@ -262,7 +273,7 @@ impl ScanIndex {
                 source: e,
             });
         }
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -312,9 +323,8 @@ mod tests {
     fn a_stored_pass_is_read_back_for_the_same_key_only() {
         let trace = settled_trace();
         let index = ScanIndex::for_trace(&trace, "thread").unwrap();
-        assert_eq!(index.unsettled(), None);
         assert!(index.load().unwrap().is_none(), "nothing stored yet");
-        index.store(&pass()).unwrap();
+        assert_eq!(index.store(&pass()).unwrap(), None, "written");
         let back = index.load().unwrap().expect("same key");
         assert_eq!(back.cfgs, pass().cfgs);
         assert_eq!((back.check_ahead, back.decoded), (true, vec![(1, 4096)]));
@@ -341,14 +351,27 @@ mod tests {
         f.set_modified(SystemTime::now()).unwrap();
         let changed = ScanIndex::for_trace(&trace, "thread").unwrap();
         assert!(changed.load().unwrap().is_none());
-        assert!(changed.unsettled().unwrap().contains("thread-1.tfc"));
+        let why = changed.store(&pass()).unwrap().expect("not written");
+        assert!(
+            why.contains("thread-1.tfc changed less than 2 s ago"),
+            "{why}"
+        );
+        assert!(changed.load().unwrap().is_none());
+
+        // Changed while the pass ran (between the key and the writing).
+        age(trace.dir(), 60);
+        let during = ScanIndex::for_trace(&trace, "thread").unwrap();
+        age(trace.dir(), 120);
+        let why = during.store(&pass()).unwrap().expect("not written");
+        assert_eq!(why, "the trace changed during the first pass");
+        assert!(during.load().unwrap().is_none());
     }
 
     #[test]
     fn a_damaged_index_is_an_error_and_an_unsettled_trace_is_not_indexed() {
         let trace = settled_trace();
         let index = ScanIndex::for_trace(&trace, "thread").unwrap();
-        index.store(&pass()).unwrap();
+        assert_eq!(index.store(&pass()).unwrap(), None, "written");
         let mut bytes = std::fs::read(index.path()).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
@@ -362,8 +385,7 @@ mod tests {
         std::fs::remove_dir_all(trace.dir().join(DIR)).unwrap();
         age(trace.dir(), 0);
         let fresh = ScanIndex::for_trace(&trace, "thread").unwrap();
-        assert!(fresh.unsettled().is_some());
-        fresh.store(&pass()).unwrap();
+        assert!(fresh.store(&pass()).unwrap().is_some());
         assert!(!trace.dir().join(DIR).exists(), "nothing written");
     }
 }
