@@ -99,7 +99,7 @@ fn a_changed_or_fresh_trace_is_scanned_again() {
     let (code, fresh, whole) = analyze(&t, &args);
     assert_eq!(code, 0, "{fresh}");
     assert!(
-        fresh.contains("index not written: ") && fresh.contains("changed less than 2 s ago"),
+        fresh.contains("index not written: ") && fresh.contains("changed less than 2 s before"),
         "{fresh}"
     );
     assert_eq!(index_files(&t), 0);

@@ -7,12 +7,12 @@
 //! key: the build that wrote it (a fingerprint of the sources that decide
 //! the first pass), the `--unit` it was cut for, and the size, modification
 //! time and inode of every file of the trace. A key that differs in anything
-//! is a miss, and the pass runs again. The key is taken before the pass and
-//! the files are stamped again before the index is written: nothing is
-//! written when they changed in between, nor, as git does for its index,
-//! when a file changed less than [`SETTLE_SECS`] before (a later change
-//! within the file system's timestamp granularity could otherwise leave the
-//! stamps as they were). The body carries a
+//! is a miss, and the pass runs again. The key is taken before the pass;
+//! as git does for its index, nothing is written when a file had changed
+//! less than [`SETTLE_SECS`] before (a later change within the file
+//! system's timestamp granularity, a second or two on some, could leave the
+//! stamps as they were), nor when the files, stamped again after the pass,
+//! changed during it. The body carries a
 //! CRC-32C; an index that does not check or decode is an error the caller
 //! reports before running the pass again.
 //!
@@ -39,8 +39,8 @@ use tf_trace::Trace;
 /// The directory of index files inside a trace directory.
 pub const DIR: &str = "index";
 
-/// A trace whose files changed less than this many seconds ago is not
-/// indexed (see the module's documentation).
+/// A trace with a file changed less than this many seconds before the key is
+/// taken is not indexed (see the module's documentation).
 pub const SETTLE_SECS: u64 = 2;
 
 const MAGIC: &[u8; 8] = b"tf-index";
@@ -110,6 +110,9 @@ pub struct ScanIndex {
     dir: PathBuf,
     path: PathBuf,
     key: Key,
+    /// A file that had changed less than [`SETTLE_SECS`] before the key
+    /// was taken, if any.
+    recent: Option<String>,
 }
 
 /// The stamps of every file of the trace in `dir`, sorted by name, and
@@ -150,7 +153,7 @@ impl ScanIndex {
     /// keyed by the trace's files as they are now: take it before the pass.
     pub fn for_trace(trace: &Trace, unit: &str) -> Result<ScanIndex, IndexError> {
         let dir = trace.dir();
-        let (files, _) = stamps(dir)?;
+        let (files, recent) = stamps(dir)?;
         let file = format!("scan-{:08x}.tfi", crc32c(unit.as_bytes()));
         Ok(ScanIndex {
             dir: dir.to_path_buf(),
@@ -160,6 +163,7 @@ impl ScanIndex {
                 unit: unit.to_string(),
                 files,
             },
+            recent,
         })
     }
 
@@ -217,19 +221,18 @@ impl ScanIndex {
 
     /// Keeps `pass` for this key, replacing any index for this unit: written
     /// to a temporary file and renamed, so that readers (other shards of
-    /// the same trace) see a whole file or none. The trace's files are
-    /// stamped again first: nothing is written, and the reason is returned,
-    /// when one of them changed since the key was taken (during the pass)
-    /// or less than [`SETTLE_SECS`] ago.
+    /// the same trace) see a whole file or none. Nothing is written, and
+    /// the reason is returned, when a file of the trace had changed less
+    /// than [`SETTLE_SECS`] before the key was taken, or changed since (the
+    /// files are stamped again first).
     pub fn store(&self, pass: &FirstPass) -> Result<Option<String>, IndexError> {
-        let (files, recent) = stamps(&self.dir)?;
-        if files != self.key.files {
-            return Ok(Some("the trace changed during the first pass".into()));
-        }
-        if let Some(name) = recent {
+        if let Some(name) = &self.recent {
             return Ok(Some(format!(
-                "{name} changed less than {SETTLE_SECS} s ago"
+                "{name} had changed less than {SETTLE_SECS} s before"
             )));
+        }
+        if stamps(&self.dir)?.0 != self.key.files {
+            return Ok(Some("the trace changed during the first pass".into()));
         }
         let dir = self.path.parent().expect("in the index directory");
         let io = |path: &Path| {
@@ -353,7 +356,7 @@ mod tests {
         assert!(changed.load().unwrap().is_none());
         let why = changed.store(&pass()).unwrap().expect("not written");
         assert!(
-            why.contains("thread-1.tfc changed less than 2 s ago"),
+            why.contains("thread-1.tfc had changed less than 2 s before"),
             "{why}"
         );
         assert!(changed.load().unwrap().is_none());
