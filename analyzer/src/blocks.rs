@@ -73,10 +73,6 @@ pub struct Piece {
     pub first_op: u16,
     /// Its operand count.
     pub n_ops: u16,
-    /// How its canonical block ends ([`CBlock::end`]): kept here, beside
-    /// what cutting an execution reads, so that the readers that cut every
-    /// execution need not look the canonical block up.
-    pub end: EndKind,
 }
 
 /// The canonical blocks of a block table, and how each dynamic block splits.
@@ -142,15 +138,11 @@ impl CanonicalBlocks {
                     n_insns: (stop - start) as u16,
                     first_op: first_op as u16,
                     n_ops: (end_op - first_op) as u16,
-                    end: blocks[id as usize].end,
                 });
                 start = stop;
             }
         }
         piece_start.push(pieces.len() as u32);
-        debug_assert!(pieces
-            .iter()
-            .all(|p| p.end == blocks[p.cblock as usize].end));
         CanonicalBlocks {
             blocks,
             pieces,
@@ -218,11 +210,20 @@ impl Piece {
     /// when cut short), and the operand index just past the piece's operands.
     /// The one rule both the first pass and the lanes cut executions by.
     #[inline]
-    pub fn cut(&self, left: &mut u32, complete: bool) -> (u32, EndKind, u16) {
+    pub fn cut(
+        &self,
+        canon: &CanonicalBlocks,
+        left: &mut u32,
+        complete: bool,
+    ) -> (u32, EndKind, u16) {
         let ran = (*left).min(u32::from(self.n_insns));
         *left -= ran;
         let whole = ran == u32::from(self.n_insns) && (*left > 0 || complete);
-        let end = if whole { self.end } else { EndKind::Other };
+        let end = if whole {
+            canon.block(self.cblock).end
+        } else {
+            EndKind::Other
+        };
         (ran, end, self.first_op + self.n_ops)
     }
 }
@@ -295,7 +296,7 @@ impl PieceCursor {
         }
         let p = *canon.pieces(self.block).get(self.piece)?;
         self.piece += 1;
-        let (ran, end, end_op) = p.cut(&mut self.left, self.complete);
+        let (ran, end, end_op) = p.cut(canon, &mut self.left, self.complete);
         let lo = self.access;
         // A piece has few operands: counting beats a binary search.
         self.access += accesses[lo..]

@@ -21,14 +21,15 @@ pub fn first_pass(
     use_index: bool,
 ) -> FirstPass {
     let progress = job.progress.unwrap_or(&crate::analysis::Silent);
-    let index = use_index.then(|| ScanIndex::for_trace(job.trace, unit));
-    let index = match index {
-        Some(Ok(index)) => Some(index),
-        Some(Err(e)) => {
+    let index = match use_index
+        .then(|| ScanIndex::for_trace(job.trace, unit))
+        .transpose()
+    {
+        Ok(index) => index,
+        Err(e) => {
             progress.stage(&format!("index not used: {e}"), 0);
             None
         }
-        None => None,
     };
     if let Some(index) = &index {
         match index.load() {

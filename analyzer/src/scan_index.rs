@@ -44,7 +44,8 @@ pub const DIR: &str = "index";
 pub const SETTLE_SECS: u64 = 2;
 
 const MAGIC: &[u8; 8] = b"tf-index";
-const VERSION: u32 = 1;
+/// 2: the body is the key, then the pass (two MessagePack values).
+const VERSION: u32 = 2;
 /// Magic, version, CRC-32C of the body, body length.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8;
 
@@ -52,6 +53,7 @@ const HEADER_LEN: usize = 8 + 4 + 4 + 8;
 const FINGERPRINT: &str = include_str!(concat!(env!("OUT_DIR"), "/source_fingerprint"));
 
 /// What the first pass learnt about a trace.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct FirstPass {
     /// Every thread's scan, by thread id.
     pub scans: Vec<ThreadScan>,
@@ -115,13 +117,15 @@ pub struct ScanIndex {
     recent: Option<String>,
 }
 
+/// The error of a file system operation on `path`.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IndexError {
+    let path = path.to_path_buf();
+    move |source| IndexError::Io { path, source }
+}
+
 /// The stamps of every file of the trace in `dir`, sorted by name, and
 /// the name of one that changed less than [`SETTLE_SECS`] ago, if any.
 fn stamps(dir: &Path) -> Result<(Vec<Stamp>, Option<String>), IndexError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| IndexError::Io { path, source }
-    };
     let now = SystemTime::now();
     let mut files = Vec::new();
     let mut recent = None;
@@ -178,12 +182,7 @@ impl ScanIndex {
         let bytes = match std::fs::read(&self.path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
-                return Err(IndexError::Io {
-                    path: self.path.clone(),
-                    source,
-                })
-            }
+            Err(e) => return Err(io(&self.path)(e)),
         };
         let damaged = |reason: String| IndexError::Damaged {
             path: self.path.clone(),
@@ -208,15 +207,16 @@ impl ScanIndex {
         if crc32c(body) != word(12) {
             return Err(damaged("checksum mismatch".into()));
         }
-        type Body = (Key, Vec<ThreadScan>, Cfgs, bool, Vec<(u64, u64)>);
-        let (key, scans, cfgs, check_ahead, decoded): Body =
-            rmp_serde::from_slice(body).map_err(|e| damaged(e.to_string()))?;
-        Ok((key == self.key).then_some(FirstPass {
-            scans,
-            cfgs,
-            check_ahead,
-            decoded,
-        }))
+        // The key first: another build's pass need not even decode here.
+        let mut values = rmp_serde::Deserializer::new(body);
+        let key: Key = serde::Deserialize::deserialize(&mut values)
+            .map_err(|e: rmp_serde::decode::Error| damaged(e.to_string()))?;
+        if key != self.key {
+            return Ok(None);
+        }
+        let pass: FirstPass = serde::Deserialize::deserialize(&mut values)
+            .map_err(|e: rmp_serde::decode::Error| damaged(e.to_string()))?;
+        Ok(Some(pass))
     }
 
     /// Keeps `pass` for this key, replacing any index for this unit: written
@@ -235,22 +235,11 @@ impl ScanIndex {
             return Ok(Some("the trace changed during the first pass".into()));
         }
         let dir = self.path.parent().expect("in the index directory");
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| IndexError::Io { path, source }
-        };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let body = rmp_serde::to_vec(&(
-            &self.key,
-            &pass.scans,
-            &pass.cfgs,
-            pass.check_ahead,
-            &pass.decoded,
-        ))
-        .map_err(|e| IndexError::Io {
-            path: self.path.clone(),
-            source: std::io::Error::other(e),
-        })?;
+        let mut body =
+            rmp_serde::to_vec(&self.key).map_err(|e| io(&self.path)(std::io::Error::other(e)))?;
+        rmp_serde::encode::write(&mut body, pass)
+            .map_err(|e| io(&self.path)(std::io::Error::other(e)))?;
         // Unique to this writer, also among machines sharing the file system.
         let nanos = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -271,10 +260,7 @@ impl ScanIndex {
             .and_then(|_| std::fs::rename(&tmp, &self.path));
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
-            return Err(IndexError::Io {
-                path: self.path.clone(),
-                source: e,
-            });
+            return Err(io(&self.path)(e));
         }
         Ok(None)
     }

@@ -186,9 +186,14 @@ impl Trace {
     }
 
     fn thread_file(&self, tid: u64) -> Result<&ThreadFile> {
+        Ok(&self.threads[self.thread_index(tid)?])
+    }
+
+    /// Where thread `tid` is in `threads` (and `validated`).
+    fn thread_index(&self, tid: u64) -> Result<usize> {
         self.threads
             .iter()
-            .find(|t| t.tid == tid)
+            .position(|t| t.tid == tid)
             .ok_or_else(|| Error::NoThread {
                 dir: self.dir.display().to_string(),
                 tid,
@@ -199,14 +204,7 @@ impl Trace {
     /// share which chunks they found to decode (see
     /// [`ThreadReader::set_validate`]).
     pub fn read_thread(&self, tid: u64) -> Result<ThreadReader<'_>> {
-        let i = self
-            .threads
-            .iter()
-            .position(|t| t.tid == tid)
-            .ok_or_else(|| Error::NoThread {
-                dir: self.dir.display().to_string(),
-                tid,
-            })?;
+        let i = self.thread_index(tid)?;
         let mut r = ThreadReader::open(&self.threads[i].path, &self.blocks)?;
         r.share_validation(&self.validated[i]);
         Ok(r)
@@ -238,7 +236,7 @@ impl Trace {
     /// # Ok(()) }
     /// ```
     pub fn decoded_prefix(&self, tid: u64) -> Option<u64> {
-        let i = self.threads.iter().position(|t| t.tid == tid)?;
+        let i = self.thread_index(tid).ok()?;
         Some(self.validated[i].load(std::sync::atomic::Ordering::Acquire))
     }
 
@@ -248,7 +246,7 @@ impl Trace {
     /// chunks are still verified as they are read. Nothing for a thread not
     /// in the trace.
     pub fn assume_decoded_prefix(&self, tid: u64, end: u64) {
-        if let Some(i) = self.threads.iter().position(|t| t.tid == tid) {
+        if let Ok(i) = self.thread_index(tid) {
             self.validated[i].fetch_max(end, std::sync::atomic::Ordering::AcqRel);
         }
     }
