@@ -97,7 +97,10 @@ impl<'t> Lane<'t> {
 
 impl Warp<'_, '_, '_> {
     /// Moves lane `i` (which ran in a frame at `depth`) to its next step.
-    #[inline]
+    // Always inlined: called, its result came back through memory, written
+    // in parts and read back whole, and the read stalled (store forwarding
+    // fails) on every step.
+    #[inline(always)]
     pub(super) fn advance(&mut self, i: usize, depth: u32) -> tf_trace::Result<Next> {
         let canon = self.cfg.canon;
         let lane = &mut self.lanes[i];
