@@ -11,6 +11,9 @@ use crate::predict::{Predictor, NONE};
 use crate::stream::TableParams;
 use crate::varint::{unzigzag, Cursor};
 
+mod state;
+pub(crate) use state::CoreState;
+
 /// Counts of what one chunk holds, for `tf info`.
 ///
 /// ```no_run

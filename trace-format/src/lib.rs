@@ -89,6 +89,6 @@ pub use event::{
 };
 pub use manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 pub use stream::{Chunk, ChunkReader, ChunkRef, StreamHeader, StreamKind, TableParams};
-pub use thread::{ChunkDecoder, ChunkEvents, ChunkStats, ThreadReader};
+pub use thread::{ChunkDecoder, ChunkEvents, ChunkStats, ReaderState, ThreadReader};
 pub use trace::{ThreadFile, Trace};
 pub use writer::{ThreadWriter, TraceWriter, WriterOptions};

@@ -7,6 +7,9 @@
 use crate::block_table::{BlockId, BlockRec, BlockTable, EndKind};
 use crate::stream::TableParams;
 
+mod snapshot;
+pub(crate) use snapshot::PredictorState;
+
 /// "No block" in candidate and successor slots.
 pub(crate) const NONE: u32 = u32::MAX;
 

@@ -12,6 +12,9 @@ use crate::event::Event;
 use crate::stream::{ChunkReader, StreamKind, TableParams};
 
 pub use crate::decode::{ChunkDecoder, ChunkEvents, ChunkStats};
+pub use resume::ReaderState;
+
+mod resume;
 
 /// Streams the events of one thread file, chunk by chunk.
 ///
@@ -278,45 +281,11 @@ impl<'t> ThreadReader<'t> {
     pub fn next_event(&mut self) -> Option<Result<Event<'_>>> {
         let step = loop {
             if !self.in_chunk {
-                match self.chunks.advance() {
+                match self.enter_next_chunk() {
                     Ok(true) => {}
                     Ok(false) => return None,
                     Err(e) => return Some(Err(e)),
                 }
-                let end = self.chunk_end();
-                let known = self.checking != Checking::Always
-                    && self
-                        .known_good
-                        .is_some_and(|k| end <= k.load(Ordering::Acquire));
-                self.unchecked = !known && self.checking == Checking::AsRead;
-                let c = self.chunks.current();
-                let checked = if !known && !self.unchecked {
-                    let r = self.core.validate(c.payload);
-                    if r.is_ok() {
-                        self.mark_decoded();
-                    }
-                    r
-                } else {
-                    self.core.start();
-                    Ok(ChunkStats {
-                        payload_bytes: c.payload.len() as u64,
-                        ..ChunkStats::default()
-                    })
-                };
-                match checked {
-                    Ok(mut s) => {
-                        s.offset = c.offset;
-                        s.seq = c.seq;
-                        self.chunk_stats = s;
-                    }
-                    Err(e) => {
-                        let err = self.chunks.decode_damage(e);
-                        // Stop at the first damaged chunk.
-                        self.chunks.stop();
-                        return Some(Err(err));
-                    }
-                }
-                self.in_chunk = true;
             }
             let step = if self.addresses {
                 self.core.step::<true>(self.chunks.payload())
@@ -342,6 +311,50 @@ impl<'t> ThreadReader<'t> {
             }
         };
         self.core.event(step, self.chunks.payload()).map(Ok)
+    }
+
+    /// Reads the next chunk and checks it as this reader's checking says;
+    /// false at the end. A chunk that does not decode stops the reader.
+    fn enter_next_chunk(&mut self) -> Result<bool> {
+        if !self.chunks.advance()? {
+            return Ok(false);
+        }
+        let end = self.chunk_end();
+        let known = self.checking != Checking::Always
+            && self
+                .known_good
+                .is_some_and(|k| end <= k.load(Ordering::Acquire));
+        self.unchecked = !known && self.checking == Checking::AsRead;
+        let c = self.chunks.current();
+        let checked = if !known && !self.unchecked {
+            let r = self.core.validate(c.payload);
+            if r.is_ok() {
+                self.mark_decoded();
+            }
+            r
+        } else {
+            self.core.start();
+            Ok(ChunkStats {
+                payload_bytes: c.payload.len() as u64,
+                ..ChunkStats::default()
+            })
+        };
+        match checked {
+            Ok(mut s) => {
+                let c = self.chunks.current();
+                s.offset = c.offset;
+                s.seq = c.seq;
+                self.chunk_stats = s;
+                self.in_chunk = true;
+                Ok(true)
+            }
+            Err(e) => {
+                let err = self.chunks.decode_damage(e);
+                // Stop at the first damaged chunk.
+                self.chunks.stop();
+                Err(err)
+            }
+        }
     }
 
     /// The byte offset just past the current chunk.

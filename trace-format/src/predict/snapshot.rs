@@ -1,0 +1,126 @@
+//! The prediction state written out and read back: what a reader needs to
+//! go on from the middle of a chunk without decoding the chunk's start.
+//!
+//! Only the entries of the current chunk are kept (the tables' other
+//! entries are empty to the decoder, see [`Predictor::reset`]), so a state
+//! is as large as what the chunk has executed so far, not as the tables.
+
+use super::{AddrEntry, Predictor, SuccEntry, GEN_SHIFT, MODE_OFFSET, NONE};
+use serde::{Deserialize, Serialize};
+
+/// A [`Predictor`]'s state, without its table sizes (those of the stream).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PredictorState {
+    /// Successor entries: slot, key (block id + 1), candidates 0 and 1.
+    succ: Vec<(u32, u32, u32, u32)>,
+    /// Address entries: slot, tag without its generation (key + 1, and
+    /// [`MODE_OFFSET`]), last address, stride, offset.
+    addr: Vec<(u32, u64, u64, u64, u64)>,
+    /// The return stack's live addresses, oldest first; the top's index.
+    ret: Vec<u64>,
+    ret_top: u8,
+    prev: u32,
+    prev_slot: u32,
+    max_exec: u32,
+    cand: [u32; 2],
+    last_any: u64,
+}
+
+impl Predictor {
+    /// The state, for [`Predictor::restore`].
+    pub(crate) fn save(&self) -> PredictorState {
+        let gen = self.gen;
+        let succ = (0u32..)
+            .zip(self.succ.iter())
+            .filter(|(_, e)| e.key != 0 && e.gen == gen)
+            .map(|(slot, e)| (slot, e.key, e.s0, e.s1))
+            .collect();
+        let key_mask = (1u64 << GEN_SHIFT) - 1;
+        let addr = (0u32..)
+            .zip(self.addr.iter())
+            .filter(|(_, e)| {
+                e.tag & key_mask != 0 && (e.tag & !MODE_OFFSET) >> GEN_SHIFT == u64::from(gen)
+            })
+            .map(|(slot, e)| {
+                let tag = e.tag & (key_mask | MODE_OFFSET);
+                (slot, tag, e.last, e.stride, e.offset)
+            })
+            .collect();
+        let ret = (0..self.ret_len)
+            .rev()
+            .map(|k| self.ret[self.ret_top.wrapping_sub(k) as usize])
+            .collect();
+        PredictorState {
+            succ,
+            addr,
+            ret,
+            ret_top: self.ret_top,
+            prev: self.prev,
+            prev_slot: self.prev_slot as u32,
+            max_exec: self.max_exec,
+            cand: self.cand,
+            last_any: self.last_any,
+        }
+    }
+
+    /// Takes state `s` (saved from a predictor of a stream with the same
+    /// table sizes, decoding against a block table of `blocks` blocks);
+    /// an error names what does not fit, and leaves a fresh state.
+    pub(crate) fn restore(&mut self, s: &PredictorState, blocks: u32) -> Result<(), String> {
+        self.reset();
+        let fits = |what: &str, ok: bool| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("{what} out of range"))
+            }
+        };
+        let block = |b: u32| b == NONE || b < blocks;
+        fits("return stack", s.ret.len() <= usize::from(self.ret_cap))?;
+        fits("successor slot", (s.prev_slot as usize) < self.succ.len())?;
+        fits(
+            "block id",
+            block(s.prev) && s.cand.iter().all(|&c| block(c)),
+        )?;
+        fits("block id", s.max_exec == 0 || s.max_exec < blocks)?;
+        for &(slot, key, s0, s1) in &s.succ {
+            fits(
+                "successor entry",
+                (slot as usize) < self.succ.len() && key != 0,
+            )?;
+            fits("block id", key - 1 < blocks && block(s0) && block(s1))?;
+        }
+        let key_mask = (1u64 << GEN_SHIFT) - 1;
+        for &(slot, tag, ..) in &s.addr {
+            fits("address entry", (slot as usize) < self.addr.len())?;
+            fits(
+                "address tag",
+                tag & !(key_mask | MODE_OFFSET) == 0 && tag & key_mask != 0,
+            )?;
+        }
+        let gen = self.gen;
+        for &(slot, key, s0, s1) in &s.succ {
+            self.succ[slot as usize] = SuccEntry { key, s0, s1, gen };
+        }
+        let gen_bits = u64::from(gen) << GEN_SHIFT;
+        for &(slot, tag, last, stride, offset) in &s.addr {
+            self.addr[slot as usize] = AddrEntry {
+                tag: tag | gen_bits,
+                last,
+                stride,
+                offset,
+            };
+        }
+        for (k, &a) in s.ret.iter().rev().enumerate() {
+            self.ret[s.ret_top.wrapping_sub(k as u8) as usize] = a;
+        }
+        self.ret_top = s.ret_top;
+        self.ret_len = s.ret.len() as u8;
+        self.prev = s.prev;
+        self.prev_slot = s.prev_slot as usize;
+        self.max_exec = s.max_exec;
+        self.cand = s.cand;
+        self.last_any = s.last_any;
+        Ok(())
+    }
+}
