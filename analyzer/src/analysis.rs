@@ -17,6 +17,7 @@ use crate::sink::{Context, Nobody, Observer};
 use crate::symbols::{SourceLines, Symbols};
 use crate::unit_rule::UnitSpec;
 use crate::unit_rule::UnitsRule;
+use crate::unit_starts::{Places, UnitStarts};
 use crate::units::Unit;
 use crate::warp_jobs::{Job, WarpJobs};
 use crate::warps::Batch;
@@ -145,7 +146,10 @@ pub fn analyze_observed<O: Observer>(
     // Pass 1: frames, graphs and units.
     let units_rule = UnitsRule::new(&opts.unit, &symbols, !runtime.is_empty())?;
     let FirstPass {
-        mut scans, cfgs, ..
+        mut scans,
+        cfgs,
+        starts,
+        ..
     } = first_pass(
         &mut job,
         &tids,
@@ -222,8 +226,15 @@ pub fn analyze_observed<O: Observer>(
             .map_or((1, 0, 0, 0), |i| (0, i.loop_id, i.sibling, i.number))
     });
     let stacks: HashMap<u64, (u64, u64)> = scans.iter().map(|s| (s.tid, s.stack)).collect();
-    let chunks: HashMap<u64, &[crate::scan::ChunkStart]> =
-        scans.iter().map(|s| (s.tid, s.chunks.as_slice())).collect();
+    let starts: HashMap<u64, &UnitStarts> = starts.iter().map(|(t, s)| (*t, s)).collect();
+    let places: HashMap<u64, Places<'_>> = scans
+        .iter()
+        .map(|s| {
+            let starts = starts.get(&s.tid).copied();
+            let chunks = s.chunks.as_slice();
+            (s.tid, Places { chunks, starts })
+        })
+        .collect();
     let segments = Segments::new(
         trace
             .blocks()
@@ -283,7 +294,7 @@ pub fn analyze_observed<O: Observer>(
         canon: &canon,
         units: &units,
         stacks: &stacks,
-        chunks: &chunks,
+        places: &places,
         replay: &replay,
         widths: &opts.widths,
     }

@@ -5,6 +5,7 @@ use crate::cfg::CfgBuilder;
 use crate::scan::{ScanJob, ThreadScan};
 use crate::scan_index::{FirstPass, ScanIndex};
 use crate::unit_rule::UnitsRule;
+use crate::unit_starts::UnitStarts;
 use rayon::prelude::*;
 
 /// The first pass of `job` over the threads `tids`, cut by `units_rule`
@@ -60,6 +61,13 @@ pub fn first_pass(
         (scans, merged) = scan_threads(job, tids, units_rule, blocks);
     }
     scans.sort_by_key(|s| s.tid);
+    let long: usize = scans.iter().map(UnitStarts::wanted).sum();
+    let starts = if long == 0 {
+        Vec::new()
+    } else {
+        progress.stage("placing long units", long as u64);
+        UnitStarts::find(job.trace, job.canon, &scans, &|| progress.advance(1))
+    };
     let pass = FirstPass {
         scans,
         cfgs: merged.finish(),
@@ -68,6 +76,7 @@ pub fn first_pass(
             .iter()
             .filter_map(|&t| Some((t, job.trace.decoded_prefix(t)?)))
             .collect(),
+        starts,
     };
     if let Some(index) = &index {
         progress.stage(

@@ -63,6 +63,17 @@ pub struct UnitReader<'t> {
     done: bool,
 }
 
+/// Where a long unit's reader starts: its thread reader's place at the
+/// unit's first event and what the walk there found, kept by the first
+/// pass ([`crate::unit_starts`]) so that a lane's reader need not walk
+/// there through the units before it (decoding them twice in all).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct UnitStart {
+    reader: tf_trace::ReaderState,
+    next_event: u64,
+    start_sp: Option<u64>,
+}
+
 impl<'t> UnitReader<'t> {
     /// A reader of `unit`, whose thread's chunks start as in `chunks`,
     /// positioned at the unit's start.
@@ -93,6 +104,70 @@ impl<'t> UnitReader<'t> {
             accesses: Vec::new(),
             in_block: false,
             start_sp: None,
+            done: false,
+        };
+        r.skip_to_start()?;
+        Ok(r)
+    }
+
+    /// A reader of `unit`, whose thread's chunks start as in `chunks`,
+    /// positioned at its start: `kept` (a reader of the same thread) moved
+    /// on when the unit lies ahead of it, past the start of the unit's
+    /// chunk, else a new one at that chunk.
+    pub fn reach(
+        kept: Option<UnitReader<'t>>,
+        trace: &'t Trace,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        chunks: &[ChunkStart],
+    ) -> tf_trace::Result<UnitReader<'t>> {
+        // The first event of the chunk that `UnitReader::open` would seek
+        // to: a reader behind it is better off seeking there.
+        let k = chunks.partition_point(|c| c.first_event < unit.start.event);
+        let chunk_start = k.checked_sub(1).map_or(0, |k| chunks[k].first_event);
+        if let Some(mut r) = kept {
+            if r.next_event >= chunk_start && r.retarget(unit)? {
+                return Ok(r);
+            }
+        }
+        UnitReader::open(trace, canon, unit, chunks)
+    }
+
+    /// Where this reader, just positioned at its unit's start, stands, for
+    /// [`UnitReader::resume`]; `None` inside a block event or before the
+    /// thread's first event (where opening a reader costs nothing).
+    pub fn place(&self) -> Option<UnitStart> {
+        if self.in_block || self.done {
+            return None;
+        }
+        Some(UnitStart {
+            reader: self.reader.state()?,
+            next_event: self.next_event,
+            start_sp: self.start_sp,
+        })
+    }
+
+    /// A reader of `unit` where another one stood at its start ([`UnitReader::place`]).
+    pub fn resume(
+        trace: &'t Trace,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        start: &UnitStart,
+    ) -> tf_trace::Result<UnitReader<'t>> {
+        let mut reader = trace.read_thread(unit.tid)?;
+        reader.set_validate(false);
+        reader.resume(&start.reader)?;
+        let mut r = UnitReader {
+            reader,
+            canon,
+            next_event: start.next_event,
+            start: unit.start,
+            end: unit.end,
+            event: 0,
+            cursor: PieceCursor::default(),
+            accesses: Vec::new(),
+            in_block: false,
+            start_sp: start.start_sp,
             done: false,
         };
         r.skip_to_start()?;

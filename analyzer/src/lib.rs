@@ -34,6 +34,7 @@ pub mod stats;
 pub mod symbols;
 pub mod unit_rule;
 pub mod unit_source;
+pub mod unit_starts;
 pub mod units;
 mod warp_jobs;
 pub mod warps;

@@ -29,6 +29,7 @@
 
 use crate::cfg::Cfgs;
 use crate::scan::ThreadScan;
+use crate::unit_starts::UnitStarts;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -45,7 +46,7 @@ pub const SETTLE_SECS: u64 = 2;
 
 const MAGIC: &[u8; 8] = b"tf-index";
 /// 2: the body is the key, then the pass (two MessagePack values).
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 /// Magic, version, CRC-32C of the body, body length.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8;
 
@@ -67,6 +68,9 @@ pub struct FirstPass {
     /// ([`Trace::decoded_prefix`]): the replay's readers need not decode
     /// them ahead again.
     pub decoded: Vec<(u64, u64)>,
+    /// Per thread id, where its long units start (threads without any left
+    /// out).
+    pub starts: Vec<(u64, UnitStarts)>,
 }
 
 /// Why an index could not be read or written.
@@ -305,6 +309,7 @@ mod tests {
             cfgs: [(0x1000, cfg)].into_iter().collect(),
             check_ahead: true,
             decoded: vec![(1, 4096)],
+            starts: Vec::new(),
         }
     }
 

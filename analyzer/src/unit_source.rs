@@ -7,12 +7,18 @@ use crate::blocks::CanonicalBlocks;
 use crate::lane_source::{Batch, LaneSource};
 use crate::lanes::UnitReader;
 use crate::scan::ChunkStart;
+use crate::unit_starts::Places;
 use crate::units::Unit;
 use std::sync::Arc;
 use tf_trace::Trace;
 
 /// Units of at most this many events are read whole when their warp starts.
 pub const SMALL_UNIT_EVENTS: u64 = 1 << 14;
+
+/// A unit of more than [`SMALL_UNIT_EVENTS`] events, read as its lane goes.
+pub fn is_long(unit: &Unit) -> bool {
+    unit.end.event.saturating_sub(unit.start.event) > SMALL_UNIT_EVENTS
+}
 
 /// Readers kept from one warp to the next by one worker: small units that
 /// follow each other in a thread (loop iterations, calls of a function) are
@@ -37,13 +43,13 @@ impl<'t> UnitCache<'t> {
         trace: &'t Trace,
         canon: &'t CanonicalBlocks,
         unit: &Unit,
-        chunks: &[ChunkStart],
+        places: Places<'_>,
         ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
     ) -> tf_trace::Result<LaneSource<'t>>
     where
         't: 'scope,
     {
-        Ok(self.decode(trace, canon, unit, chunks)?.into_lane(ahead))
+        Ok(self.decode(trace, canon, unit, places)?.into_lane(ahead))
     }
 
     /// `unit` read whole now when it is small, else a reader at its start:
@@ -54,10 +60,17 @@ impl<'t> UnitCache<'t> {
         trace: &'t Trace,
         canon: &'t CanonicalBlocks,
         unit: &Unit,
-        chunks: &[ChunkStart],
+        places: Places<'_>,
     ) -> tf_trace::Result<UnitSource<'t>> {
-        let mut reader = self.reader_for(trace, canon, unit, chunks)?;
-        if unit.end.event.saturating_sub(unit.start.event) > SMALL_UNIT_EVENTS {
+        if is_long(unit) {
+            if let Some(start) = places.starts.and_then(|s| s.get(unit)) {
+                // Placed by the first pass: read from there, walking nothing.
+                let lane = UnitReader::resume(trace, canon, unit, start)?;
+                return Ok(UnitSource::Long(Box::new(lane)));
+            }
+        }
+        let mut reader = self.reader_for(trace, canon, unit, places.chunks)?;
+        if is_long(unit) {
             // A long unit is read as the lane goes, by a copy of the reader
             // (which stands at its start); the kept reader goes on from there to the
             // next unit of the thread, so that the lanes of consecutive
@@ -75,8 +88,8 @@ impl<'t> UnitCache<'t> {
         Ok(UnitSource::Whole(Arc::new(batch)))
     }
 
-    /// A reader of `unit`: the kept reader of its thread when the unit lies
-    /// ahead of it in the same chunk, else a new one at the unit's chunk.
+    /// A reader of `unit` at its start, from the kept reader of its thread
+    /// when there is one (see [`UnitReader::reach`]).
     fn reader_for(
         &mut self,
         trace: &'t Trace,
@@ -84,17 +97,9 @@ impl<'t> UnitCache<'t> {
         unit: &Unit,
         chunks: &[ChunkStart],
     ) -> tf_trace::Result<UnitReader<'t>> {
-        // The first event of the chunk that `UnitReader::open` would seek
-        // to: a reader behind it is better off seeking there.
-        let k = chunks.partition_point(|c| c.first_event < unit.start.event);
-        let chunk_start = k.checked_sub(1).map_or(0, |k| chunks[k].first_event);
-        if let Some(i) = self.readers.iter().position(|r| r.tid() == unit.tid) {
-            let mut r = self.readers.remove(i);
-            if r.next_event >= chunk_start && r.retarget(unit)? {
-                return Ok(r);
-            }
-        }
-        UnitReader::open(trace, canon, unit, chunks)
+        let kept = self.readers.iter().position(|r| r.tid() == unit.tid);
+        let kept = kept.map(|i| self.readers.remove(i));
+        UnitReader::reach(kept, trace, canon, unit, chunks)
     }
 
     /// Keeps `reader` for later units of its thread.

@@ -11,9 +11,9 @@
 use crate::blocks::CanonicalBlocks;
 use crate::lane_source::LaneSource;
 use crate::replay::{CountedAt, Lane, Replay, WarpStats};
-use crate::scan::ChunkStart;
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};
 use crate::unit_source::{UnitCache, UnitSource};
+use crate::unit_starts::Places;
 use crate::units::Unit;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -107,8 +107,8 @@ pub(crate) struct WarpJobs<'a> {
     pub(crate) units: &'a [&'a Unit],
     /// Thread stacks by thread id.
     pub(crate) stacks: &'a HashMap<u64, (u64, u64)>,
-    /// Where each thread's chunks start, by thread id.
-    pub(crate) chunks: &'a HashMap<u64, &'a [ChunkStart]>,
+    /// Where each thread's readers may start, by thread id.
+    pub(crate) places: &'a HashMap<u64, Places<'a>>,
     /// The replay's settings.
     pub(crate) replay: &'a Replay<'a>,
     /// The warp widths.
@@ -183,7 +183,7 @@ impl<'a> WarpJobs<'a> {
                 let u = self.units[i];
                 sources.insert(
                     i,
-                    cache.decode(self.trace, self.canon, u, self.chunks_of(u))?,
+                    cache.decode(self.trace, self.canon, u, self.places_of(u))?,
                 );
             }
         }
@@ -196,7 +196,7 @@ impl<'a> WarpJobs<'a> {
                         Some(s) => s.lane(ahead)?,
                         None => {
                             let u = self.units[i];
-                            cache.source(self.trace, self.canon, u, self.chunks_of(u), ahead)?
+                            cache.source(self.trace, self.canon, u, self.places_of(u), ahead)?
                         }
                     };
                     self.lane(i, source)
@@ -211,9 +211,9 @@ impl<'a> WarpJobs<'a> {
         Ok(())
     }
 
-    /// Where the chunks of `unit`'s thread start.
-    fn chunks_of(&self, unit: &Unit) -> &'a [ChunkStart] {
-        self.chunks.get(&unit.tid).copied().unwrap_or(&[])
+    /// Where readers of `unit`'s thread may start.
+    fn places_of(&self, unit: &Unit) -> Places<'a> {
+        self.places.get(&unit.tid).copied().unwrap_or_default()
     }
 
     /// The lane of unit `i`, read from `source`.

@@ -1,0 +1,98 @@
+//! Where the long units of each thread start, found once by the first pass
+//! and kept with it in the trace's index.
+//!
+//! A long unit's lane reads its unit as it goes. To start there, a reader
+//! must have decoded everything from the start of the unit's chunk, and a
+//! thread's file is often one chunk (a loop's code compresses to little):
+//! the lanes of consecutive units of one thread, side by side in a warp,
+//! would each need the thread's stream decoded up to their start. The
+//! replay used to walk one reader from unit to unit of a thread and copy it
+//! at each start, which decodes the thread twice in all (once walking, once
+//! in the lanes). This pass walks each thread's long units once, the same
+//! way, keeping the reader's place at each start ([`UnitStart`]): the
+//! replay then opens each lane's reader there, and kept in the index, the
+//! walk is not made again by later analyses.
+
+use crate::blocks::CanonicalBlocks;
+use crate::lanes::{UnitReader, UnitStart};
+use crate::scan::{ChunkStart, ThreadScan};
+use crate::unit_source::is_long;
+use crate::units::{Pos, Unit};
+use rayon::prelude::*;
+use tf_trace::Trace;
+
+/// The places the long units of one thread start at.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct UnitStarts {
+    /// By the unit's first position, in order.
+    starts: Vec<(Pos, UnitStart)>,
+}
+
+impl UnitStarts {
+    /// The starts of the long units of every thread of `scans` (by thread
+    /// id, threads without long units left out), walked in parallel;
+    /// `each` is told of every long unit placed.
+    pub fn find(
+        trace: &Trace,
+        canon: &CanonicalBlocks,
+        scans: &[ThreadScan],
+        each: &(dyn Fn() + Sync),
+    ) -> Vec<(u64, UnitStarts)> {
+        scans
+            .par_iter()
+            .map(|scan| (scan.tid, UnitStarts::walk(trace, canon, scan, each)))
+            .filter(|(_, s)| !s.starts.is_empty())
+            .collect()
+    }
+
+    /// Long units of `scan` whose start `find` would look for.
+    pub fn wanted(scan: &ThreadScan) -> usize {
+        scan.units.iter().filter(|u| is_long(u)).count()
+    }
+
+    /// Walks one reader through the thread's long units in order, as the
+    /// replay's reader of a thread did (see [`UnitReader::reach`]). A unit
+    /// that cannot be reached (a damaged chunk) ends the walk: the replay's
+    /// own readers meet the damage and say so.
+    fn walk(
+        trace: &Trace,
+        canon: &CanonicalBlocks,
+        scan: &ThreadScan,
+        each: &(dyn Fn() + Sync),
+    ) -> UnitStarts {
+        let mut starts = Vec::new();
+        let mut reader: Option<UnitReader<'_>> = None;
+        let mut long: Vec<&Unit> = scan.units.iter().filter(|u| is_long(u)).collect();
+        long.sort_by_key(|u| u.start);
+        for unit in long {
+            let Ok(r) = UnitReader::reach(reader.take(), trace, canon, unit, &scan.chunks) else {
+                break;
+            };
+            if let Some(place) = r.place() {
+                starts.push((unit.start, place));
+            }
+            each();
+            reader = Some(r);
+        }
+        UnitStarts { starts }
+    }
+
+    /// Where `unit` starts, when it is one of the long units walked.
+    pub fn get(&self, unit: &Unit) -> Option<&UnitStart> {
+        let i = self
+            .starts
+            .binary_search_by_key(&unit.start, |s| s.0)
+            .ok()?;
+        Some(&self.starts[i].1)
+    }
+}
+
+/// Where readers of one thread may start: at its chunks, and at its long
+/// units.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Places<'a> {
+    /// Where its chunks start.
+    pub chunks: &'a [ChunkStart],
+    /// Where its long units start, when the first pass placed them.
+    pub starts: Option<&'a UnitStarts>,
+}
