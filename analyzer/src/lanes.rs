@@ -69,9 +69,9 @@ pub struct UnitReader<'t> {
 /// there through the units before it (decoding them twice in all).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct UnitStart {
-    reader: tf_trace::ReaderState,
-    next_event: u64,
-    start_sp: Option<u64>,
+    pub(crate) reader: tf_trace::ReaderState,
+    pub(crate) next_event: u64,
+    pub(crate) start_sp: Option<u64>,
 }
 
 impl<'t> UnitReader<'t> {

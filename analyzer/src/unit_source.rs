@@ -65,7 +65,7 @@ impl<'t> UnitCache<'t> {
         if is_long(unit) {
             if let Some(start) = places.starts.and_then(|s| s.get(unit)) {
                 // Placed by the first pass: read from there, walking nothing.
-                let lane = UnitReader::resume(trace, canon, unit, start)?;
+                let lane = UnitReader::resume(trace, canon, unit, &start)?;
                 return Ok(UnitSource::Long(Box::new(lane)));
             }
         }

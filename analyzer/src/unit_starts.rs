@@ -19,14 +19,37 @@ use crate::scan::{ChunkStart, ThreadScan};
 use crate::unit_source::is_long;
 use crate::units::{Pos, Unit};
 use rayon::prelude::*;
-use tf_trace::Trace;
+use tf_trace::{ReaderState, ReaderStateDelta, Trace};
 
 /// The places the long units of one thread start at.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct UnitStarts {
     /// By the unit's first position, in order.
-    starts: Vec<(Pos, UnitStart)>,
+    starts: Vec<Kept>,
 }
+
+/// A long unit's start as kept: its reader's place whole, or as what
+/// changed since the start kept before it, in the same chunk (the units of
+/// a loop rewrite few prediction entries from one start to the next; the
+/// entries that the code before them left are kept once).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct Kept {
+    at: Pos,
+    reader: Place,
+    next_event: u64,
+    start_sp: Option<u64>,
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+enum Place {
+    Whole(ReaderState),
+    /// What changed since the start kept before this one.
+    Since(ReaderStateDelta),
+}
+
+/// At most this many starts in a row are kept as changes: making a place
+/// again applies the changes since the last one kept whole.
+const CHANGES_IN_A_ROW: usize = 16;
 
 impl UnitStarts {
     /// The starts of the long units of every thread of `scans` (by thread
@@ -60,7 +83,9 @@ impl UnitStarts {
         scan: &ThreadScan,
         each: &(dyn Fn() + Sync),
     ) -> UnitStarts {
-        let mut starts = Vec::new();
+        let mut starts: Vec<Kept> = Vec::new();
+        let mut last: Option<ReaderState> = None;
+        let mut in_a_row = 0;
         let mut reader: Option<UnitReader<'_>> = None;
         let mut long: Vec<&Unit> = scan.units.iter().filter(|u| is_long(u)).collect();
         long.sort_by_key(|u| u.start);
@@ -68,8 +93,23 @@ impl UnitStarts {
             let Ok(r) = UnitReader::reach(reader.take(), trace, canon, unit, &scan.chunks) else {
                 break;
             };
-            if let Some(place) = r.place() {
-                starts.push((unit.start, place));
+            if let Some(start) = r.place() {
+                let since = last
+                    .as_ref()
+                    .filter(|_| in_a_row < CHANGES_IN_A_ROW)
+                    .and_then(|l| start.reader.since(l));
+                in_a_row = if since.is_some() { in_a_row + 1 } else { 0 };
+                let reader = match since {
+                    Some(delta) => Place::Since(delta),
+                    None => Place::Whole(start.reader.clone()),
+                };
+                last = Some(start.reader);
+                starts.push(Kept {
+                    at: unit.start,
+                    reader,
+                    next_event: start.next_event,
+                    start_sp: start.start_sp,
+                });
             }
             each();
             reader = Some(r);
@@ -78,12 +118,27 @@ impl UnitStarts {
     }
 
     /// Where `unit` starts, when it is one of the long units walked.
-    pub fn get(&self, unit: &Unit) -> Option<&UnitStart> {
+    pub fn get(&self, unit: &Unit) -> Option<UnitStart> {
         let i = self
             .starts
-            .binary_search_by_key(&unit.start, |s| s.0)
+            .binary_search_by_key(&unit.start, |s| s.at)
             .ok()?;
-        Some(&self.starts[i].1)
+        let kept = &self.starts[i];
+        // The last start kept whole, and the changes since, in order.
+        let (whole, mut reader) = (0..=i).rev().find_map(|k| match &self.starts[k].reader {
+            Place::Whole(r) => Some((k, r.clone())),
+            Place::Since(_) => None,
+        })?;
+        for k in &self.starts[whole + 1..=i] {
+            if let Place::Since(delta) = &k.reader {
+                reader = delta.after(&reader);
+            }
+        }
+        Some(UnitStart {
+            reader,
+            next_event: kept.next_event,
+            start_sp: kept.start_sp,
+        })
     }
 }
 

@@ -89,6 +89,8 @@ pub use event::{
 };
 pub use manifest::{ByteString, Manifest, ModuleSummary, ThreadSummary};
 pub use stream::{Chunk, ChunkReader, ChunkRef, StreamHeader, StreamKind, TableParams};
-pub use thread::{ChunkDecoder, ChunkEvents, ChunkStats, ReaderState, ThreadReader};
+pub use thread::{
+    ChunkDecoder, ChunkEvents, ChunkStats, ReaderState, ReaderStateDelta, ThreadReader,
+};
 pub use trace::{ThreadFile, Trace};
 pub use writer::{ThreadWriter, TraceWriter, WriterOptions};

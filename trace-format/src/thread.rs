@@ -12,7 +12,7 @@ use crate::event::Event;
 use crate::stream::{ChunkReader, StreamKind, TableParams};
 
 pub use crate::decode::{ChunkDecoder, ChunkEvents, ChunkStats};
-pub use resume::ReaderState;
+pub use resume::{ReaderState, ReaderStateDelta};
 
 mod resume;
 

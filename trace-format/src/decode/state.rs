@@ -25,6 +25,24 @@ impl CoreState {
     }
 }
 
+impl CoreState {
+    /// See [`PredictorState::since`].
+    pub(crate) fn since(&self, earlier: &CoreState) -> Option<CoreState> {
+        Some(CoreState {
+            pred: self.pred.since(&earlier.pred)?,
+            ..self.clone()
+        })
+    }
+
+    /// See [`PredictorState::after`].
+    pub(crate) fn after(earlier: &CoreState, delta: &CoreState) -> CoreState {
+        CoreState {
+            pred: PredictorState::after(&earlier.pred, &delta.pred),
+            ..delta.clone()
+        }
+    }
+}
+
 impl Core<'_> {
     /// The state, for [`Core::restore`].
     pub(crate) fn save(&self) -> CoreState {

@@ -124,3 +124,60 @@ impl Predictor {
         Ok(())
     }
 }
+
+impl PredictorState {
+    /// This state less the entries it shares with `earlier`, a state saved
+    /// earlier in the same chunk (whose tables only ever overwrite entries:
+    /// nothing is removed before the chunk ends); `None` when `earlier` has
+    /// an entry in a slot where this state has none (it is not earlier).
+    pub(crate) fn since(&self, earlier: &PredictorState) -> Option<PredictorState> {
+        Some(PredictorState {
+            succ: changed(&self.succ, &earlier.succ, |e| e.0)?,
+            addr: changed(&self.addr, &earlier.addr, |e| e.0)?,
+            ..self.clone()
+        })
+    }
+
+    /// The state that [`since`](Self::since) made `delta` of, from `earlier`.
+    pub(crate) fn after(earlier: &PredictorState, delta: &PredictorState) -> PredictorState {
+        PredictorState {
+            succ: merged(&earlier.succ, &delta.succ, |e| e.0),
+            addr: merged(&earlier.addr, &delta.addr, |e| e.0),
+            ..delta.clone()
+        }
+    }
+}
+
+/// The entries of `now` (sorted by slot) that `then` does not hold as they
+/// are; `None` when `then` has a slot that `now` lacks.
+fn changed<T: Copy + PartialEq>(now: &[T], then: &[T], slot: impl Fn(&T) -> u32) -> Option<Vec<T>> {
+    let mut then = then.iter().peekable();
+    let mut out = Vec::new();
+    for e in now {
+        if then.next_if(|t| slot(t) < slot(e)).is_some() {
+            return None;
+        }
+        match then.next_if(|t| slot(t) == slot(e)) {
+            Some(t) if t == e => {}
+            _ => out.push(*e),
+        }
+    }
+    then.peek().is_none().then_some(out)
+}
+
+/// `base` (sorted by slot) with the entries of `over` put in their slots.
+fn merged<T: Copy>(base: &[T], over: &[T], slot: impl Fn(&T) -> u32) -> Vec<T> {
+    let mut out = Vec::with_capacity(base.len() + over.len());
+    let mut over = over.iter().peekable();
+    for b in base {
+        while let Some(o) = over.next_if(|o| slot(o) < slot(b)) {
+            out.push(*o);
+        }
+        match over.next_if(|o| slot(o) == slot(b)) {
+            Some(o) => out.push(*o),
+            None => out.push(*b),
+        }
+    }
+    out.extend(over);
+    out
+}

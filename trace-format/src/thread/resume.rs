@@ -54,6 +54,43 @@ pub struct ReaderState {
     core: CoreState,
 }
 
+/// A place ([`ReaderState`]) written as what changed since an earlier
+/// place in the same chunk: the entries a loop's code rewrites between two
+/// places, where the whole state would repeat what the chunk's earlier code
+/// left (an analysis that keeps a place per unit of a thread keeps the
+/// first whole and the others as changes).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReaderStateDelta(ReaderState);
+
+impl ReaderState {
+    /// This place as what changed since `earlier`, a place before it in the
+    /// same chunk of the same file; `None` when `earlier` is in another
+    /// chunk, was decoded with addresses when this one was not (or the
+    /// other way round), or is not before this one.
+    pub fn since(&self, earlier: &ReaderState) -> Option<ReaderStateDelta> {
+        let same = (self.offset, self.seq, self.addresses)
+            == (earlier.offset, earlier.seq, earlier.addresses);
+        if !same {
+            return None;
+        }
+        Some(ReaderStateDelta(ReaderState {
+            core: self.core.since(&earlier.core)?,
+            ..self.clone()
+        }))
+    }
+}
+
+impl ReaderStateDelta {
+    /// The place this delta was made of by [`ReaderState::since`] from
+    /// `earlier` (the same `earlier`).
+    pub fn after(&self, earlier: &ReaderState) -> ReaderState {
+        ReaderState {
+            core: CoreState::after(&earlier.core, &self.0.core),
+            ..self.0.clone()
+        }
+    }
+}
+
 impl ThreadReader<'_> {
     /// Where this reader stands, for [`resume`](Self::resume); `None`
     /// before its first event (a new reader, or one just moved by
@@ -210,6 +247,33 @@ mod tests {
             resumed.resume(&state).unwrap();
             assert_eq!(rest(&mut resumed), all[k..], "resumed after {k} events");
         }
+    }
+
+    #[test]
+    fn a_place_is_made_again_from_an_earlier_one_and_its_changes() {
+        let dir = Dir::new("since");
+        let trace = trace(&dir.0);
+        let mut r = trace.read_thread(1).unwrap();
+        let mut places = Vec::new();
+        while let Some(e) = r.next_event() {
+            e.unwrap();
+            places.push(r.state().unwrap());
+        }
+        let mut deltas = 0;
+        for (i, a) in places.iter().enumerate() {
+            for (j, b) in places.iter().enumerate() {
+                let same_chunk = (a.offset, a.seq) == (b.offset, b.seq);
+                match b.since(a) {
+                    Some(d) => {
+                        assert!(same_chunk);
+                        assert_eq!(d.after(a), *b, "place {j} from {i}");
+                        deltas += 1;
+                    }
+                    None => assert!(!same_chunk || i > j, "place {j} from {i}"),
+                }
+            }
+        }
+        assert!(deltas > places.len() * 4, "{deltas} deltas");
     }
 
     #[test]
