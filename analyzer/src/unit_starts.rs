@@ -63,7 +63,10 @@ impl UnitStarts {
     ) -> Vec<(u64, UnitStarts)> {
         scans
             .par_iter()
-            .map(|scan| (scan.tid, UnitStarts::walk(trace, canon, scan, each)))
+            .map(|s| {
+                let starts = UnitStarts::walk(trace, canon, &s.units, &s.chunks, each);
+                (s.tid, starts)
+            })
             .filter(|(_, s)| !s.starts.is_empty())
             .collect()
     }
@@ -80,17 +83,18 @@ impl UnitStarts {
     fn walk(
         trace: &Trace,
         canon: &CanonicalBlocks,
-        scan: &ThreadScan,
+        units: &[Unit],
+        chunks: &[ChunkStart],
         each: &(dyn Fn() + Sync),
     ) -> UnitStarts {
         let mut starts: Vec<Kept> = Vec::new();
         let mut last: Option<ReaderState> = None;
         let mut in_a_row = 0;
         let mut reader: Option<UnitReader<'_>> = None;
-        let mut long: Vec<&Unit> = scan.units.iter().filter(|u| is_long(u)).collect();
+        let mut long: Vec<&Unit> = units.iter().filter(|u| is_long(u)).collect();
         long.sort_by_key(|u| u.start);
         for unit in long {
-            let Ok(r) = UnitReader::reach(reader.take(), trace, canon, unit, &scan.chunks) else {
+            let Ok(r) = UnitReader::reach(reader.take(), trace, canon, unit, chunks) else {
                 break;
             };
             if let Some(start) = r.place() {
@@ -150,4 +154,115 @@ pub struct Places<'a> {
     pub chunks: &'a [ChunkStart],
     /// Where its long units start, when the first pass placed them.
     pub starts: Option<&'a UnitStarts>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lanes::LaneStep;
+    use crate::testutil::TempTrace;
+    use tf_trace::{BlockDef, EndKind};
+
+    /// Units of `EVENTS` events each, one after the other in one thread
+    /// (one chunk): a call, a loop over scattered and strided addresses,
+    /// a return.
+    const UNITS: u64 = 18;
+    const EVENTS: u64 = crate::unit_source::SMALL_UNIT_EVENTS + 100;
+
+    fn steps(mut r: UnitReader<'_>) -> Vec<(LaneStep, Vec<tf_trace::Access>)> {
+        let (mut step, mut events) = (LaneStep::default(), Vec::new());
+        let mut out = Vec::new();
+        while r.next_step(&mut step, &mut events).unwrap() {
+            assert!(events.is_empty());
+            out.push((step, r.accesses(&step).to_vec()));
+        }
+        out
+    }
+
+    #[test]
+    fn a_lane_resumed_at_its_start_reads_what_a_walk_there_reads() {
+        let mut t = TempTrace::new();
+        let w = t.writer();
+        let call = w
+            .block(&BlockDef::new(0x1000).insn(5).write(8).end(EndKind::Call))
+            .unwrap();
+        let body = w
+            .block(
+                &BlockDef::new(0x2000)
+                    .insn(4)
+                    .read(8)
+                    .insn(3)
+                    .read(4)
+                    .write(4)
+                    .end(EndKind::Branch),
+            )
+            .unwrap();
+        let ret = w
+            .block(&BlockDef::new(0x2010).insn(1).read(8).end(EndKind::Return))
+            .unwrap();
+        let mut th = w.thread(1).unwrap();
+        let mut x = 1u64;
+        for u in 0..UNITS {
+            th.exec(call, &[0x7000_0000 - 8]).unwrap();
+            for i in 0..EVENTS - 2 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(u + 1);
+                let scattered = 0x50_0000 + (x >> 44) * 4;
+                th.exec(
+                    body,
+                    &[0x10_0000 + 8 * (u * EVENTS + i), scattered, scattered],
+                )
+                .unwrap();
+            }
+            th.exec(ret, &[0x7000_0000 - 8]).unwrap();
+        }
+        let trace = t.finish();
+        let canon = CanonicalBlocks::build(trace.blocks());
+        let units: Vec<Unit> = (0..UNITS)
+            .map(|u| Unit {
+                tid: 1,
+                start: Pos {
+                    event: u * EVENTS + 1,
+                    piece: 0,
+                },
+                end: Pos {
+                    event: (u + 1) * EVENTS,
+                    piece: 0,
+                },
+                root: 0x2000,
+                root_sym: 0,
+                first: 0,
+                stack_pointer: None,
+                insns: 0,
+                iteration: None,
+            })
+            .collect();
+        assert!(units.iter().all(is_long));
+        let starts = UnitStarts::walk(&trace, &canon, &units, &[], &|| {});
+        let kept_whole = starts
+            .starts
+            .iter()
+            .filter(|k| matches!(k.reader, Place::Whole(_)))
+            .count();
+        assert_eq!(
+            kept_whole, 2,
+            "the first start, then 16 as changes, then whole again"
+        );
+        for unit in &units {
+            let start = starts.get(unit).expect("every long unit placed");
+            let resumed = UnitReader::resume(&trace, &canon, unit, &start).unwrap();
+            let walked = UnitReader::open(&trace, &canon, unit, &[]).unwrap();
+            assert_eq!(resumed.start_sp(), walked.start_sp());
+            let (resumed, walked) = (steps(resumed), steps(walked));
+            assert_eq!(resumed.len() as u64, EVENTS - 1);
+            let same = resumed
+                .iter()
+                .zip(&walked)
+                .all(|(a, b)| format!("{a:?}") == format!("{b:?}"));
+            assert!(
+                same && resumed.len() == walked.len(),
+                "unit at {:?}",
+                unit.start
+            );
+        }
+    }
 }
