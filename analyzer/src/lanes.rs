@@ -51,11 +51,11 @@ pub struct UnitReader<'t> {
     pub(crate) next_event: u64,
     start: Pos,
     end: Pos,
-    /// The block event being split into steps: its index, where its split
-    /// stands, and its accesses (copied once from the reader).
+    /// The block event being split into steps: its index and where its
+    /// split stands (its accesses are the reader's last, which stay until
+    /// the reader is asked for the next event).
     event: u64,
     cursor: PieceCursor,
-    accesses: Vec<Access>,
     in_block: bool,
     /// The last call's return-address push before the unit's start (or the
     /// stack pointer where the `--only` region was entered).
@@ -101,7 +101,6 @@ impl<'t> UnitReader<'t> {
             end: unit.end,
             event: 0,
             cursor: PieceCursor::default(),
-            accesses: Vec::new(),
             in_block: false,
             start_sp: None,
             done: false,
@@ -165,7 +164,6 @@ impl<'t> UnitReader<'t> {
             end: unit.end,
             event: 0,
             cursor: PieceCursor::default(),
-            accesses: Vec::new(),
             in_block: false,
             start_sp: start.start_sp,
             done: false,
@@ -185,7 +183,6 @@ impl<'t> UnitReader<'t> {
             end: self.end,
             event: self.event,
             cursor: self.cursor,
-            accesses: self.accesses.clone(),
             in_block: self.in_block,
             start_sp: self.start_sp,
             done: self.done,
@@ -264,7 +261,7 @@ impl<'t> UnitReader<'t> {
     /// The accesses of `step`, the step last returned.
     #[inline]
     pub fn accesses(&self, step: &LaneStep) -> &[Access] {
-        &self.accesses[step.acc.0 as usize..step.acc.1 as usize]
+        &self.reader.last_accesses()[step.acc.0 as usize..step.acc.1 as usize]
     }
 
     /// Fills `out` with the next step and `events` with what happened since
@@ -320,8 +317,6 @@ impl<'t> UnitReader<'t> {
                 Some(Ok(Event::Block(x))) => {
                     self.event = event;
                     self.cursor = PieceCursor::new(x.block, x.insns, x.complete);
-                    self.accesses.clear();
-                    self.accesses.extend_from_slice(x.accesses());
                     self.in_block = true;
                 }
                 Some(Ok(Event::LockAcquire { kind, lock })) => {
@@ -341,7 +336,7 @@ impl<'t> UnitReader<'t> {
     /// The next piece of the current block event.
     #[inline]
     fn next_piece(&mut self) -> Option<LaneStep> {
-        let (s, acc) = self.cursor.next_step(self.canon, &self.accesses)?;
+        let (s, acc) = self.cursor.next_step(self.canon, self.reader.last_accesses())?;
         Some(LaneStep {
             cblock: s.cblock,
             insns: s.insns,

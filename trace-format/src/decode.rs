@@ -123,7 +123,7 @@ pub(crate) struct Core<'t> {
     pos: usize,
     /// Room for the accesses of the largest block; the first `n_acc` are
     /// those of the last execution.
-    accesses: Vec<Access>,
+    pub(crate) accesses: Vec<Access>,
     pub(crate) n_acc: usize,
     stats: ChunkStats,
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::block_table::BlockTable;
 use crate::decode::{Core, Step};
 use crate::error::{Error, Result};
-use crate::event::Event;
+use crate::event::{Access, Event};
 use crate::stream::{ChunkReader, StreamKind, TableParams};
 
 pub use crate::decode::{ChunkDecoder, ChunkEvents, ChunkStats};
@@ -355,6 +355,16 @@ impl<'t> ThreadReader<'t> {
                 Err(err)
             }
         }
+    }
+
+    /// The memory accesses of the last block execution that
+    /// [`next_event`](Self::next_event) returned, as its event gave them,
+    /// until the next call: a caller that goes on using them after the
+    /// event (the analyzer's lanes, which split a block into pieces) need
+    /// not copy them.
+    #[inline]
+    pub fn last_accesses(&self) -> &[Access] {
+        &self.core.accesses[..self.core.n_acc]
     }
 
     /// The byte offset just past the current chunk.
