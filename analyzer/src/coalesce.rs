@@ -6,7 +6,8 @@
 //! `tf analyze`'s tally and the report's observer count requests with it.
 
 use crate::segments::{
-    interleaved_sector_count, interleaved_sectors, sector_range, sectors, SegmentCache, Segments,
+    interleaved_sector_count, interleaved_sector_count_of_lanes, interleaved_sectors, sector_range,
+    sectors, SegmentCache, Segments,
 };
 use crate::sink::{Issue, LaneIssue};
 use crate::stats::Segment;
@@ -68,18 +69,20 @@ impl Coalescer {
             .all(|l| l.accesses.len() == usize::from(n_ops))
         {
             for j in 0..n_ops {
-                self.gather.clear();
-                for l in issue.lanes {
-                    self.gather.add(
-                        &l.accesses[usize::from(j)],
-                        l.lane,
-                        &self.stacks,
-                        self.width,
-                    );
-                }
+                let counts = match self.uniform(issue.lanes, usize::from(j)) {
+                    Some(counts) => counts,
+                    None => {
+                        self.gather.clear();
+                        for l in issue.lanes {
+                            let a = &l.accesses[usize::from(j)];
+                            self.gather.add(a, l.lane, &self.stacks, self.width);
+                        }
+                        self.gather.counts()
+                    }
+                };
                 let l = &issue.lanes[0];
-                let request = self.request(j, l.lane, &l.accesses[usize::from(j)], segments);
-                each(request);
+                let a = &l.accesses[usize::from(j)];
+                each(self.request(j, l.lane, a, counts, segments));
             }
             return;
         }
@@ -102,15 +105,22 @@ impl Coalescer {
                 self.gather.add(a, l.lane, &self.stacks, self.width);
             }
             if let Some((lane, a)) = first {
-                each(self.request(j, lane, a, segments));
+                let counts = self.gather.counts();
+                each(self.request(j, lane, a, counts, segments));
             }
         }
     }
 
-    /// The request of operand `j` gathered so far, whose first lane is
-    /// `lane`, accessing `first`.
-    fn request(&mut self, j: u16, lane: usize, first: &Access, segments: &Segments) -> Request {
-        let (sectors, interleaved) = self.gather.counts();
+    /// The request of operand `j` whose first lane is `lane`, accessing
+    /// `first`, touching `(sectors, interleaved)` distinct sectors.
+    fn request(
+        &mut self,
+        j: u16,
+        lane: usize,
+        first: &Access,
+        (sectors, interleaved): (u64, u64),
+        segments: &Segments,
+    ) -> Request {
         Request {
             operand: j,
             segment: segments.classify(self.stacks[lane].0, first.addr, &mut self.cache),
@@ -118,6 +128,39 @@ impl Coalescer {
             sectors,
             interleaved,
         }
+    }
+}
+
+impl Coalescer {
+    /// The distinct sectors of access `j` of every lane of `lanes`, in both
+    /// layouts of the stack, when the lanes all access the same bytes, and
+    /// on the stack either none of them or all from the same stack pointer
+    /// (lanes that run consecutive units of one thread, the same code in
+    /// the same frame); `None` otherwise. The same counts as gathering every
+    /// lane's sectors and sorting them, without either.
+    #[inline(never)]
+    fn uniform(&self, lanes: &[LaneIssue<'_>], j: usize) -> Option<(u64, u64)> {
+        let a = &lanes[0].accesses[j];
+        let (stack, sp) = self.stacks[lanes[0].lane];
+        let on_stack = a.addr >= stack.0 && a.addr < stack.1;
+        for l in &lanes[1..] {
+            let b = &l.accesses[j];
+            let (stack, lane_sp) = self.stacks[l.lane];
+            let lane_on_stack = b.addr >= stack.0 && b.addr < stack.1;
+            if (b.addr, b.size, lane_on_stack) != (a.addr, a.size, on_stack)
+                || (on_stack && lane_sp != sp)
+            {
+                return None;
+            }
+        }
+        let cpu = sector_range(a.addr, a.size).count() as u64;
+        let interleaved = if on_stack {
+            let lanes = lanes.iter().map(|l| l.lane as u32);
+            interleaved_sector_count_of_lanes(a.addr, a.size, sp, lanes, self.width)
+        } else {
+            cpu
+        };
+        Some((cpu, interleaved))
     }
 }
 
@@ -231,4 +274,99 @@ pub fn distinct(v: &mut [u64]) -> u64 {
         }
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lanes that access the same bytes, on their stacks (the same stack
+    /// pointer) or not: counted without gathering, as gathered and sorted.
+    #[test]
+    fn uniform_accesses_count_as_gathered_ones() {
+        let mut x = 12345u64;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut checked = 0;
+        for _ in 0..4000 {
+            let width = [4, 8, 12, 24, 32, 48, 64][next(7) as usize];
+            let sp = 0x7fff_0000 + 8 * next(64);
+            let stack = (0x7ffe_0000, 0x8000_0000);
+            let lanes: Vec<usize> = (0..width).filter(|_| next(3) > 0).collect();
+            if lanes.is_empty() {
+                continue;
+            }
+            let addr = match next(3) {
+                0 => 0x1000_0000 + next(4096),
+                _ => sp - 512 + next(1024),
+            };
+            let size = [1, 2, 4, 8, 16, 32, 3][next(7) as usize];
+            let access = [Access {
+                operand: 0,
+                size,
+                write: false,
+                addr,
+            }];
+            let issues: Vec<LaneIssue<'_>> = lanes
+                .iter()
+                .map(|&lane| LaneIssue {
+                    lane,
+                    insns: 1,
+                    first_op: 0,
+                    accesses: &access,
+                })
+                .collect();
+            let c = Coalescer::new(width, vec![(stack, sp); width]);
+            let mut gather = Gather::default();
+            for l in &issues {
+                gather.add(&access[0], l.lane, &c.stacks, width);
+            }
+            let got = c.uniform(&issues, 0);
+            assert_eq!(
+                got,
+                Some(gather.counts()),
+                "W={width} lanes {lanes:?} {addr:#x}+{size} sp {sp:#x}"
+            );
+            checked += 1;
+        }
+        assert!(checked > 3000);
+    }
+
+    #[test]
+    fn lanes_apart_or_from_other_stack_pointers_are_gathered() {
+        let stack = (0x7ffe_0000, 0x8000_0000);
+        let c = Coalescer::new(4, vec![(stack, 0x7fff_0000), (stack, 0x7fff_0100)]);
+        let a = [Access {
+            operand: 0,
+            size: 8,
+            write: false,
+            addr: 0x7fff_0000 - 16,
+        }];
+        let b = [Access {
+            addr: 0x7fff_0000 - 8,
+            ..a[0]
+        }];
+        let lane = |lane, accesses| LaneIssue {
+            lane,
+            insns: 1,
+            first_op: 0,
+            accesses,
+        };
+        assert_eq!(
+            c.uniform(&[lane(0, &a), lane(1, &a)], 0),
+            None,
+            "other stack pointers"
+        );
+        let c = Coalescer::new(4, vec![(stack, 0x7fff_0000); 2]);
+        assert_eq!(
+            c.uniform(&[lane(0, &a), lane(1, &b)], 0),
+            None,
+            "other bytes"
+        );
+        assert!(c.uniform(&[lane(0, &a), lane(1, &a)], 0).is_some());
+    }
 }

@@ -336,7 +336,9 @@ impl<'t> UnitReader<'t> {
     /// The next piece of the current block event.
     #[inline]
     fn next_piece(&mut self) -> Option<LaneStep> {
-        let (s, acc) = self.cursor.next_step(self.canon, self.reader.last_accesses())?;
+        let (s, acc) = self
+            .cursor
+            .next_step(self.canon, self.reader.last_accesses())?;
         Some(LaneStep {
             cblock: s.cblock,
             insns: s.insns,

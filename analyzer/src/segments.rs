@@ -147,6 +147,41 @@ pub fn interleaved_sector_count(addr: u64, size: u16, sp: u64, lane: u32, width:
     n
 }
 
+/// How many distinct sectors the same access by `lanes` (in increasing
+/// order, each below `width`), all from stack pointer `sp`, touches in the
+/// layout of [`interleaved_sectors`] (what gathering every lane's sectors,
+/// sorting and counting them gives).
+///
+/// ```
+/// use tf_analyzer::segments::interleaved_sector_count_of_lanes;
+/// // The same 4-byte slot in 32 lanes: 128 contiguous bytes, 4 sectors;
+/// // 8 bytes are two words, each 128 bytes of the 32 lanes.
+/// assert_eq!(interleaved_sector_count_of_lanes(0x6ff0, 4, 0x7000, 0..32, 32), 4);
+/// assert_eq!(interleaved_sector_count_of_lanes(0x6ff0, 8, 0x7000, 0..32, 32), 8);
+/// assert_eq!(interleaved_sector_count_of_lanes(0x6ff0, 8, 0x7000, [0, 9].into_iter(), 32), 4);
+/// ```
+#[inline]
+pub fn interleaved_sector_count_of_lanes(
+    addr: u64,
+    size: u16,
+    sp: u64,
+    lanes: impl Iterator<Item = u32> + Clone,
+    width: usize,
+) -> u64 {
+    // Word k of lane l lies at 4·(k·W + l): word by word, lane by lane,
+    // the sectors only go up, so equal ones are adjacent.
+    let mut last = None;
+    let mut n = 0;
+    for word in interleaved_lane0_words(addr, size, sp, width) {
+        for lane in lanes.clone() {
+            let s = in_lane(word, lane);
+            n += u64::from(last != Some(s));
+            last = Some(s);
+        }
+    }
+    n
+}
+
 /// The sector of each word of `[addr, addr + size)` in the layout of
 /// [`interleaved_sectors`], in increasing order.
 #[inline]
@@ -157,14 +192,29 @@ fn interleaved_words(
     lane: u32,
     width: usize,
 ) -> impl Iterator<Item = u64> {
+    interleaved_lane0_words(addr, size, sp, width).map(move |word| in_lane(word, lane))
+}
+
+/// Where lane 0's copy of each word of `[addr, addr + size)` lies in the
+/// layout of [`interleaved_sectors`], in increasing order.
+#[inline]
+fn interleaved_lane0_words(
+    addr: u64,
+    size: u16,
+    sp: u64,
+    width: usize,
+) -> impl Iterator<Item = i64> {
     const BASE: i64 = 1 << 60;
     let d = addr.wrapping_sub(sp) as i64;
     let first = d.div_euclid(4);
     let last = (d + i64::from(size.max(1)) - 1).div_euclid(4);
-    (first..=last).map(move |k| {
-        let word = BASE.wrapping_add(4 * (k * width as i64 + i64::from(lane)));
-        (word as u64) / 32
-    })
+    (first..=last).map(move |k| BASE.wrapping_add(4 * k * width as i64))
+}
+
+/// The sector of lane `lane`'s copy of the word whose lane-0 copy is at `word`.
+#[inline]
+fn in_lane(word: i64, lane: u32) -> u64 {
+    (word.wrapping_add(4 * i64::from(lane)) as u64) / 32
 }
 
 /// The sectors the access `[addr, addr + size)` touches, appended to `out`.
