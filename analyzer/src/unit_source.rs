@@ -65,7 +65,11 @@ impl<'t> UnitCache<'t> {
         if is_long(unit) {
             if let Some(start) = places.starts.and_then(|s| s.get(unit)) {
                 // Placed by the first pass: read from there, walking nothing.
+                // A reader kept there too, as below, goes on to the thread's
+                // next unit when that one is small (a long one is placed).
                 let lane = UnitReader::resume(trace, canon, unit, &start)?;
+                self.readers.retain(|r| r.tid() != unit.tid);
+                self.keep(UnitReader::resume(trace, canon, unit, &start)?);
                 return Ok(UnitSource::Long(Box::new(lane)));
             }
         }
