@@ -57,18 +57,35 @@ fn a_later_analysis_reads_the_first_pass_and_gives_the_same_figures() {
     trace_ok(&omp, &workload("omp_schedules"), &["256", "all"]);
     let locks = dir.path().join("locks");
     trace_ok(&locks, &workload("deep_unlock"), &["8", "5"]);
-    let cases: [(&Path, &[&str]); 3] = [
+    // Long units side by side in warps, all in one thread: their places
+    // are kept in the index too.
+    let long = dir.path().join("long");
+    trace_ok(&long, &workload("slices"), &["6", "20000"]);
+    let cases: [(&Path, &[&str]); 4] = [
         (&omp, &["--warp", "8,32"]),
         (&omp, &["--warp", "32", "--unit", "thread"]),
         (&locks, &["--warp", "4", "--unit", "call:worker"]),
+        (&long, &["--warp", "4,8", "--unit", "call:walk"]),
     ];
     settle(&omp);
     settle(&locks);
+    settle(&long);
     for (trace, args) in cases {
         let (code, first, written) = analyze(trace, args);
         assert_eq!(code, 0, "{first}");
         assert!(first.contains("writing the first pass to"), "{first}");
         assert!(first.contains("scanning threads"), "{first}");
+        if trace == long {
+            assert!(first.contains("placing long units"), "{first}");
+            // Each lane reads its own slice from where its unit starts.
+            let walk_loads = |w: usize| {
+                let result = &written["results"][w];
+                let functions = result["functions"].as_array().unwrap();
+                let walk = functions.iter().find(|f| f["name"] == "walk").unwrap();
+                walk["memory"]["heap"]["loads"]["sectors_per_request"].as_f64()
+            };
+            assert_eq!((walk_loads(0), walk_loads(1)), (Some(3.0), Some(6.0)));
+        }
         let (code, second, read) = analyze(trace, args);
         assert_eq!(code, 0, "{second}");
         assert!(second.contains("first pass read from"), "{second}");
@@ -84,6 +101,7 @@ fn a_later_analysis_reads_the_first_pass_and_gives_the_same_figures() {
     // One index file per --unit.
     assert_eq!(index_files(&omp), 2);
     assert_eq!(index_files(&locks), 1);
+    assert_eq!(index_files(&long), 1);
 }
 
 #[test]
