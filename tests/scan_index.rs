@@ -60,7 +60,7 @@ fn a_later_analysis_reads_the_first_pass_and_gives_the_same_figures() {
     // Long units side by side in warps, all in one thread: their places
     // are kept in the index too.
     let long = dir.path().join("long");
-    trace_ok(&long, &workload("slices"), &["6", "20000"]);
+    trace_ok(&long, &workload("array_walk"), &["20000", "6"]);
     let cases: [(&Path, &[&str]); 4] = [
         (&omp, &["--warp", "8,32"]),
         (&omp, &["--warp", "32", "--unit", "thread"]),
