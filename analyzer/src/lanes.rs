@@ -93,6 +93,18 @@ impl<'t> UnitReader<'t> {
             reader.seek_chunk(c.offset, c.seq)?;
             next_event = c.first_event;
         }
+        UnitReader::at(reader, canon, unit, next_event, None)
+    }
+
+    /// A reader of `unit` whose thread reader's next event is `next_event`,
+    /// with `start_sp` found so far, moved on to the unit's start.
+    fn at(
+        reader: tf_trace::ThreadReader<'t>,
+        canon: &'t CanonicalBlocks,
+        unit: &Unit,
+        next_event: u64,
+        start_sp: Option<u64>,
+    ) -> tf_trace::Result<UnitReader<'t>> {
         let mut r = UnitReader {
             reader,
             canon,
@@ -102,7 +114,7 @@ impl<'t> UnitReader<'t> {
             event: 0,
             cursor: PieceCursor::default(),
             in_block: false,
-            start_sp: None,
+            start_sp,
             done: false,
         };
         r.skip_to_start()?;
@@ -156,20 +168,7 @@ impl<'t> UnitReader<'t> {
         let mut reader = trace.read_thread(unit.tid)?;
         reader.set_validate(false);
         reader.resume(&start.reader)?;
-        let mut r = UnitReader {
-            reader,
-            canon,
-            next_event: start.next_event,
-            start: unit.start,
-            end: unit.end,
-            event: 0,
-            cursor: PieceCursor::default(),
-            in_block: false,
-            start_sp: start.start_sp,
-            done: false,
-        };
-        r.skip_to_start()?;
-        Ok(r)
+        UnitReader::at(reader, canon, unit, start.next_event, start.start_sp)
     }
 
     /// A second reader at the same point, going on independently (see

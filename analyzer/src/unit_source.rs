@@ -63,27 +63,30 @@ impl<'t> UnitCache<'t> {
         places: Places<'_>,
     ) -> tf_trace::Result<UnitSource<'t>> {
         if is_long(unit) {
-            if let Some(start) = places.starts.and_then(|s| s.get(unit)) {
-                // Placed by the first pass: read from there, walking nothing.
-                // A reader kept there too, as below, goes on to the thread's
+            let lane = match places.starts.and_then(|s| s.get(unit)) {
+                // Placed by the first pass: read from there, walking
+                // nothing; a reader kept there too goes on to the thread's
                 // next unit when that one is small (a long one is placed).
-                let lane = UnitReader::resume(trace, canon, unit, &start)?;
-                self.readers.retain(|r| r.tid() != unit.tid);
-                self.keep(UnitReader::resume(trace, canon, unit, &start)?);
-                return Ok(UnitSource::Long(Box::new(lane)));
-            }
-        }
-        let mut reader = self.reader_for(trace, canon, unit, places.chunks)?;
-        if is_long(unit) {
-            // A long unit is read as the lane goes, by a copy of the reader
-            // (which stands at its start); the kept reader goes on from there to the
-            // next unit of the thread, so that the lanes of consecutive
-            // units of one thread decode it about twice in all, not once per
-            // lane from the start of a chunk (which may hold the whole thread).
-            let lane = reader.try_clone()?;
-            self.keep(reader);
+                Some(start) => {
+                    self.readers.retain(|r| r.tid() != unit.tid);
+                    self.keep(UnitReader::resume(trace, canon, unit, &start)?);
+                    UnitReader::resume(trace, canon, unit, &start)?
+                }
+                // Else read by a copy of a reader walked to its start; the
+                // kept reader goes on from there to the thread's next unit,
+                // so that the lanes of consecutive units of one thread
+                // decode it about twice in all, not once per lane from the
+                // start of a chunk (which may hold the whole thread).
+                None => {
+                    let reader = self.reader_for(trace, canon, unit, places.chunks)?;
+                    let lane = reader.try_clone()?;
+                    self.keep(reader);
+                    lane
+                }
+            };
             return Ok(UnitSource::Long(Box::new(lane)));
         }
+        let mut reader = self.reader_for(trace, canon, unit, places.chunks)?;
         // Room for as much as the last unit read whole held: consecutive
         // units are mostly alike, and growing by doubling copies them.
         let batch = Batch::whole(&mut reader, self.whole_size)?;

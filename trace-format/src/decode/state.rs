@@ -8,19 +8,25 @@ use serde::{Deserialize, Serialize};
 /// Where a [`Core`] stands in its chunk, and what it has learnt there.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct CoreState {
+    at: Place,
+    pred: PredictorState,
+}
+
+/// Where in the chunk, and in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Place {
     pos: u64,
     prefix_done: bool,
     run_left: u64,
     run_pos: u64,
     run_ops: u64,
-    pred: PredictorState,
 }
 
 #[cfg(test)]
 impl CoreState {
     /// This state at another position (to test states that do not fit).
     pub(crate) fn with_pos(mut self, pos: u64) -> CoreState {
-        self.pos = pos;
+        self.at.pos = pos;
         self
     }
 }
@@ -29,16 +35,16 @@ impl CoreState {
     /// See [`PredictorState::since`].
     pub(crate) fn since(&self, earlier: &CoreState) -> Option<CoreState> {
         Some(CoreState {
+            at: self.at,
             pred: self.pred.since(&earlier.pred)?,
-            ..self.clone()
         })
     }
 
     /// See [`PredictorState::after`].
     pub(crate) fn after(earlier: &CoreState, delta: &CoreState) -> CoreState {
         CoreState {
+            at: delta.at,
             pred: PredictorState::after(&earlier.pred, &delta.pred),
-            ..delta.clone()
         }
     }
 }
@@ -47,11 +53,13 @@ impl Core<'_> {
     /// The state, for [`Core::restore`].
     pub(crate) fn save(&self) -> CoreState {
         CoreState {
-            pos: self.pos as u64,
-            prefix_done: self.prefix_done,
-            run_left: self.run_left,
-            run_pos: self.run_pos as u64,
-            run_ops: self.run_ops,
+            at: Place {
+                pos: self.pos as u64,
+                prefix_done: self.prefix_done,
+                run_left: self.run_left,
+                run_pos: self.run_pos as u64,
+                run_ops: self.run_ops,
+            },
             pred: self.pred.save(),
         }
     }
@@ -60,16 +68,16 @@ impl Core<'_> {
     /// names what does not fit.
     pub(crate) fn restore(&mut self, s: &CoreState, payload_len: usize) -> Result<(), String> {
         self.start();
-        let len = payload_len as u64;
-        if s.pos > len || s.run_pos > len {
+        let (at, len) = (s.at, payload_len as u64);
+        if at.pos > len || at.run_pos > len {
             return Err(format!("position past the chunk's {len} bytes"));
         }
         self.pred.restore(&s.pred, self.table.len() as u32)?;
-        self.pos = s.pos as usize;
-        self.prefix_done = s.prefix_done;
-        self.run_left = s.run_left;
-        self.run_pos = s.run_pos as usize;
-        self.run_ops = s.run_ops;
+        self.pos = at.pos as usize;
+        self.prefix_done = at.prefix_done;
+        self.run_left = at.run_left;
+        self.run_pos = at.run_pos as usize;
+        self.run_ops = at.run_ops;
         Ok(())
     }
 }

@@ -16,6 +16,12 @@ pub(crate) struct PredictorState {
     /// Address entries: slot, tag without its generation (key + 1, and
     /// [`MODE_OFFSET`]), last address, stride, offset.
     addr: Vec<(u32, u64, u64, u64, u64)>,
+    regs: Registers,
+}
+
+/// The state besides the tables.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Registers {
     /// The return stack's live addresses, oldest first; the top's index.
     ret: Vec<u64>,
     ret_top: u8,
@@ -53,13 +59,15 @@ impl Predictor {
         PredictorState {
             succ,
             addr,
-            ret,
-            ret_top: self.ret_top,
-            prev: self.prev,
-            prev_slot: self.prev_slot as u32,
-            max_exec: self.max_exec,
-            cand: self.cand,
-            last_any: self.last_any,
+            regs: Registers {
+                ret,
+                ret_top: self.ret_top,
+                prev: self.prev,
+                prev_slot: self.prev_slot as u32,
+                max_exec: self.max_exec,
+                cand: self.cand,
+                last_any: self.last_any,
+            },
         }
     }
 
@@ -68,6 +76,7 @@ impl Predictor {
     /// an error names what does not fit, and leaves a fresh state.
     pub(crate) fn restore(&mut self, s: &PredictorState, blocks: u32) -> Result<(), String> {
         self.reset();
+        let r = &s.regs;
         let fits = |what: &str, ok: bool| {
             if ok {
                 Ok(())
@@ -76,13 +85,13 @@ impl Predictor {
             }
         };
         let block = |b: u32| b == NONE || b < blocks;
-        fits("return stack", s.ret.len() <= usize::from(self.ret_cap))?;
-        fits("successor slot", (s.prev_slot as usize) < self.succ.len())?;
+        fits("return stack", r.ret.len() <= usize::from(self.ret_cap))?;
+        fits("successor slot", (r.prev_slot as usize) < self.succ.len())?;
         fits(
             "block id",
-            block(s.prev) && s.cand.iter().all(|&c| block(c)),
+            block(r.prev) && r.cand.iter().all(|&c| block(c)),
         )?;
-        fits("block id", s.max_exec == 0 || s.max_exec < blocks)?;
+        fits("block id", r.max_exec == 0 || r.max_exec < blocks)?;
         for &(slot, key, s0, s1) in &s.succ {
             fits(
                 "successor entry",
@@ -111,16 +120,16 @@ impl Predictor {
                 offset,
             };
         }
-        for (k, &a) in s.ret.iter().rev().enumerate() {
-            self.ret[s.ret_top.wrapping_sub(k as u8) as usize] = a;
+        for (k, &a) in r.ret.iter().rev().enumerate() {
+            self.ret[r.ret_top.wrapping_sub(k as u8) as usize] = a;
         }
-        self.ret_top = s.ret_top;
-        self.ret_len = s.ret.len() as u8;
-        self.prev = s.prev;
-        self.prev_slot = s.prev_slot as usize;
-        self.max_exec = s.max_exec;
-        self.cand = s.cand;
-        self.last_any = s.last_any;
+        self.ret_top = r.ret_top;
+        self.ret_len = r.ret.len() as u8;
+        self.prev = r.prev;
+        self.prev_slot = r.prev_slot as usize;
+        self.max_exec = r.max_exec;
+        self.cand = r.cand;
+        self.last_any = r.last_any;
         Ok(())
     }
 }
@@ -134,7 +143,7 @@ impl PredictorState {
         Some(PredictorState {
             succ: changed(&self.succ, &earlier.succ, |e| e.0)?,
             addr: changed(&self.addr, &earlier.addr, |e| e.0)?,
-            ..self.clone()
+            regs: self.regs.clone(),
         })
     }
 
@@ -143,7 +152,7 @@ impl PredictorState {
         PredictorState {
             succ: merged(&earlier.succ, &delta.succ, |e| e.0),
             addr: merged(&earlier.addr, &delta.addr, |e| e.0),
-            ..delta.clone()
+            regs: delta.regs.clone(),
         }
     }
 }

@@ -75,7 +75,7 @@ impl ReaderState {
         }
         Some(ReaderStateDelta(ReaderState {
             core: self.core.since(&earlier.core)?,
-            ..self.clone()
+            ..*self
         }))
     }
 }
@@ -86,7 +86,7 @@ impl ReaderStateDelta {
     pub fn after(&self, earlier: &ReaderState) -> ReaderState {
         ReaderState {
             core: CoreState::after(&earlier.core, &self.0.core),
-            ..self.0.clone()
+            ..self.0
         }
     }
 }
