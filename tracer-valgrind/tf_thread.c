@@ -126,7 +126,7 @@ static inline __attribute__((always_inline)) void trace(Thread *t, UInt id, cons
       tf_enc_exec_fast(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
 }
 
-static void exec_slow(Thread *t, UInt id, const Block *b, ULong word, const ULong *slots)
+static __attribute__((noinline)) void exec_slow(Thread *t, UInt id, const Block *b, ULong word, const ULong *slots)
 {
    Bool partial = (word >> 32) != 0;
    UInt n_insns = partial ? (UInt)(word >> 32) & TF_RAW_MAX_PARTIAL_INSNS : b->info.n_insns;
@@ -151,7 +151,7 @@ static void stream_end(Thread *t, UInt how)
 }
 
 /* A marker at p; returns the record after it. */
-static const ULong *marker(Thread *t, const ULong *p)
+static __attribute__((noinline)) const ULong *marker(Thread *t, const ULong *p)
 {
    ULong payload = p[0] & ((1ull << 56) - 1);
    switch ((UInt)(p[0] >> 56) & 0x7F) {

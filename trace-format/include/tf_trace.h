@@ -971,6 +971,34 @@ TF__INLINE int tf__enc_operands(tf_encoder *e, uint32_t id, const tf_block_info 
     return TF__UNLIKELY(bad) ? -1 : all_pred; /* bad: a difference of -2^63 */
 }
 
+/* Writes the record of an execution whose successor code is `s` and whose
+ * operand values are in e->scratch, with the pending run as its prefix
+ * (at most TF_MAX_RUN_PREFIX; 0 for a partial execution, whose run was
+ * written before it). The caller has made room for it. */
+TF__INLINE int tf__enc_put_record(tf_encoder *e, int partial, uint32_t n_insns, uint32_t n_ops,
+                                  uint64_t s, int all_pred)
+{
+    uint8_t *p, *q;
+    uint32_t j;
+    uint64_t prefix = e->pending;
+    e->pending = 0;
+    e->pending_ops = 0;
+    p = q = tf_stream_tail(&e->s);
+    if (partial) {
+        uint8_t ev[2 * TF_VARINT_MAX];
+        size_t n = tf_put_varint(ev, n_insns);
+        n += tf_put_varint(ev + n, n_ops);
+        q += tf_put_varint(q, (TF_EV_PARTIAL << 2) | 2);
+        q += tf_put_bytes(q, ev, n);
+    }
+    q += tf_put_varint(q, (s << 5) | (prefix << 3) | (all_pred ? 0 : 4));
+    if (!all_pred)
+        for (j = 0; j < n_ops; j++)
+            q += tf_put_varint(q, e->scratch[j]);
+    e->s.len += (size_t)(q - p);
+    return tf__enc_end_record(e) == 0 && !e->s.error ? 0 : -1;
+}
+
 /* An execution that is not part of a run: the pending run, then its record.
  * If writing the run closes the chunk, the state was reset and the
  * execution is encoded afresh. */
@@ -978,9 +1006,6 @@ TF__NOINLINE int tf__enc_record(tf_encoder *e, uint32_t id, const tf_block_info 
                                 uint32_t n_insns, uint32_t n_ops, const uint64_t *addrs,
                                 uint64_t s, int all_pred)
 {
-    uint8_t *p, *q;
-    uint32_t j;
-    uint64_t prefix;
     for (;;) {
         int closed;
         if (all_pred < 0) {
@@ -1004,23 +1029,7 @@ TF__NOINLINE int tf__enc_record(tf_encoder *e, uint32_t id, const tf_block_info 
         s = tf__enc_successor(e, id, b, partial);
         all_pred = tf__enc_operands(e, id, b, n_ops, addrs);
     }
-    prefix = e->pending;
-    e->pending = 0;
-    e->pending_ops = 0;
-    p = q = tf_stream_tail(&e->s);
-    if (partial) {
-        uint8_t ev[2 * TF_VARINT_MAX];
-        size_t n = tf_put_varint(ev, n_insns);
-        n += tf_put_varint(ev + n, n_ops);
-        q += tf_put_varint(q, (TF_EV_PARTIAL << 2) | 2);
-        q += tf_put_bytes(q, ev, n);
-    }
-    q += tf_put_varint(q, (s << 5) | (prefix << 3) | (all_pred ? 0 : 4));
-    if (!all_pred)
-        for (j = 0; j < n_ops; j++)
-            q += tf_put_varint(q, e->scratch[j]);
-    e->s.len += (size_t)(q - p);
-    return tf__enc_end_record(e) == 0 && !e->s.error ? 0 : -1;
+    return tf__enc_put_record(e, partial, n_insns, n_ops, s, all_pred);
 }
 
 /* tf_enc_exec_info without the argument checks, for callers that know
@@ -1040,6 +1049,10 @@ TF__INLINE int tf_enc_exec_fast(tf_encoder *e, uint32_t id, const tf_block_info 
         }
         return 0;
     }
+    /* the common record: complete, a short run before it, room for it */
+    if (TF__LIKELY(!partial && all_pred >= 0 && e->pending <= TF_MAX_RUN_PREFIX &&
+                   e->s.len + tf__enc_record_max(n_ops) <= e->s.cap))
+        return tf__enc_put_record(e, 0, n_insns, n_ops, s, all_pred);
     return tf__enc_record(e, id, b, partial, n_insns, n_ops, addrs, s, all_pred);
 }
 
