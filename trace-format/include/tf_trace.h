@@ -744,8 +744,17 @@ static inline void tf_enc_file_header(const tf_encoder *e, uint64_t tid,
     tf_file_header(out, TF_KIND_THREAD, tid, e->addr_bits, e->succ_bits, e->ret_cap);
 }
 
-/* Closes the open chunk (if any) and resets the prediction state. */
-static inline int tf__enc_close(tf_encoder *e)
+#if defined(__GNUC__)
+#define TF__INLINE static inline __attribute__((always_inline))
+#define TF__NOINLINE static __attribute__((noinline))
+#else
+#define TF__INLINE static inline
+#define TF__NOINLINE static
+#endif
+
+/* Closes the open chunk (if any) and resets the prediction state. Once a
+ * chunk: kept out of the encoding loop. */
+TF__NOINLINE int tf__enc_close(tf_encoder *e)
 {
     int r;
     if (e->s.len == 0)
@@ -771,7 +780,7 @@ static inline int tf__enc_room(tf_encoder *e, size_t n)
     return 0;
 }
 
-static inline int tf__enc_end_record(tf_encoder *e)
+TF__INLINE int tf__enc_end_record(tf_encoder *e)
 {
     e->n_records++;
     if (e->s.len >= e->s.target)
@@ -800,14 +809,6 @@ static inline int tf__enc_write_run(tf_encoder *e)
     }
     return 0;
 }
-
-#if defined(__GNUC__)
-#define TF__INLINE static inline __attribute__((always_inline))
-#define TF__NOINLINE static __attribute__((noinline))
-#else
-#define TF__INLINE static inline
-#define TF__NOINLINE static
-#endif
 
 static inline void tf__ret_push(tf_encoder *e, uint64_t a)
 {
