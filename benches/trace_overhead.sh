@@ -11,34 +11,37 @@ runs=${RUNS:-3}
 . benches/prepare.sh
 workloads/build/O1/gen_text 20000000 > "$tmp/input"
 
-# median wall time in seconds of running "$@" $runs times
+# "WALL CPU" in seconds, of the run with the median wall time of running
+# "$@" $runs times; CPU is user + system time of all its threads and
+# processes (on 2 cores, tf trace is bound by CPU: the Valgrind thread and
+# the encoder threads share the cores).
 median() {
-    local times=()
+    local TIMEFORMAT='%R %U %S' results=()
     for _ in $(seq "$runs"); do
         rm -rf "$tmp/trace"
-        local start end
-        start=$(date +%s.%N)
-        "$@" > "$tmp/out.gz" 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-        end=$(date +%s.%N)
-        times+=("$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')")
+        { time "$@" > "$tmp/out.gz" 2> "$tmp/err"; } 2> "$tmp/time" || { cat "$tmp/err" >&2; exit 1; }
+        results+=("$(awk '{ print $1, $2 + $3 }' "$tmp/time")")
     done
-    printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
+    printf '%s\n' "${results[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
 }
 
-native=$(median pigz -p 4 -c "$tmp/input")
+m=$(median pigz -p 4 -c "$tmp/input")
+read -r native native_cpu <<< "$m"
 cp "$tmp/out.gz" "$tmp/native.gz"
-none=$(median valgrind -q --tool=none pigz -p 4 -c "$tmp/input")
+m=$(median valgrind -q --tool=none pigz -p 4 -c "$tmp/input")
+read -r none none_cpu <<< "$m"
 cmp -s "$tmp/out.gz" "$tmp/native.gz" || { echo "valgrind's output differs" >&2; exit 1; }
-traced=$(median "$tf" trace -o "$tmp/trace" -- pigz -p 4 -c "$tmp/input")
+m=$(median "$tf" trace -o "$tmp/trace" -- pigz -p 4 -c "$tmp/input")
+read -r traced traced_cpu <<< "$m"
 cmp -s "$tmp/out.gz" "$tmp/native.gz" || { echo "tf trace's output differs" >&2; exit 1; }
 
 bytes=$(du -sb "$tmp/trace" | cut -f1)
 insns=$("$tf" info "$tmp/trace" | awk '$1 == "all" && !seen { print $4; seen = 1 }')
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 echo "pigz -p 4 -c (20 MB), median of $runs runs, $(nproc) cores"
-printf '  native                 %8.2f s\n' "$native"
-printf '  valgrind --tool=none   %8.2f s\n' "$none"
-printf '  tf trace               %8.2f s\n' "$traced"
+printf '  native                 %8.2f s   (%.2f s CPU)\n' "$native" "$native_cpu"
+printf '  valgrind --tool=none   %8.2f s   (%.2f s CPU)\n' "$none" "$none_cpu"
+printf '  tf trace               %8.2f s   (%.2f s CPU)\n' "$traced" "$traced_cpu"
 printf '  tf trace / none        %8.2f   (target <= 3.0)\n' "$(div "$traced" "$none")"
 printf '  tf trace / native      %8.2f\n' "$(div "$traced" "$native")"
 printf '  trace bytes / insn     %8.3f   (%s bytes, %s traced instructions; target <= 0.5)\n' \
@@ -48,9 +51,12 @@ printf '  trace bytes / insn     %8.3f   (%s bytes, %s traced instructions; targ
 # the instrumented program handing its raw records over, then the encoder
 # threads walking them through the skip rules, then encoding and writing.
 stage() { TF_TRACER_ARGS="$1" median "$tf" trace -o "$tmp/trace" -- pigz -p 4 -c "$tmp/input"; }
-dropped=$(stage --tf-bench=1)
-walked=$(stage --tf-bench=2)
+m=$(stage --tf-bench=1)
+read -r dropped dropped_cpu <<< "$m"
+m=$(stage --tf-bench=2)
+read -r walked walked_cpu <<< "$m"
 echo "  where the time goes:"
-printf '    instrumented run, raw records dropped   %8.2f s  (%.2f x none)\n' "$dropped" "$(div "$dropped" "$none")"
-printf '    + encoder threads walk the records      %8.2f s  (%.2f x none)\n' "$walked" "$(div "$walked" "$none")"
-printf '    + encoding and writing the trace        %8.2f s  (%.2f x none)\n' "$traced" "$(div "$traced" "$none")"
+printf '    instrumented run, raw records dropped   %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$dropped" "$(div "$dropped" "$none")" "$dropped_cpu"
+printf '    + encoder threads walk the records      %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$walked" "$(div "$walked" "$none")" "$walked_cpu"
+printf '    + encoding and writing the trace        %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$traced" "$(div "$traced" "$none")" "$traced_cpu"
+printf '  cores busy under tf trace                %6.2f of %s\n' "$(div "$traced_cpu" "$traced")" "$(nproc)"
