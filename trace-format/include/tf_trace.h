@@ -917,7 +917,9 @@ TF__INLINE uint64_t tf__enc_operand_general(tf_encoder *e, tf__addr_entry *E, ui
 
 /* Section 6.3 for the operands of one execution: predicts, stores each
  * value of the record in e->scratch and updates the state. Returns 1 if every
- * operand is present and predicted, 0 if not, -1 for an inexpressible value. */
+ * operand is present and predicted, 0 if not, -1 for an inexpressible value.
+ * Two loops: up to the first present operand (no previous operand: offset
+ * mode predicts by the stride), and after it. */
 TF__INLINE int tf__enc_operands(tf_encoder *e, uint32_t id, const tf_block_info *b,
                                 uint32_t n_ops, const uint64_t *addrs)
 {
@@ -927,48 +929,72 @@ TF__INLINE int tf__enc_operands(tf_encoder *e, uint32_t id, const tf_block_info 
     unsigned shift = e->addr_shift;
     uint64_t key = (uint64_t)id << 16, prev_addr = 0;
     uint64_t h = key * 0x9E3779B97F4A7C15ull; /* hash(key) before the shift */
-    int have_prev = 0, all_pred = 1, bad = 0;
-    uint32_t j;
-    for (j = 0; j < n_ops; j++, key++, h += 0x9E3779B97F4A7C15ull) {
-        uint64_t a = addrs[j];
-        tf__addr_entry *E = &table[h >> shift];
-        uint64_t ekey = E->key, mode = ekey & TF__ADDR_MODE_OFFSET;
-        if (TF__LIKELY((ekey ^ mode) == key && !(flags[j] & TF_OP_COND))) {
-            /* the common case: an operand with an entry */
+    int all_pred = 1, bad = 0;
+    uint32_t j = 0;
+    for (;; j++, key++, h += 0x9E3779B97F4A7C15ull) {
+        uint64_t a, ekey;
+        tf__addr_entry *E;
+        if (j == n_ops)
+            return all_pred; /* no operand present: nothing else changes */
+        a = addrs[j];
+        E = &table[h >> shift];
+        ekey = E->key;
+        if (TF__LIKELY((ekey & ~TF__ADDR_MODE_OFFSET) == key && !(flags[j] & TF_OP_COND))) {
+            /* the stride predicts; offset mode, right or wrong, switches
+             * to stride mode when the stride was right */
             uint64_t last = E->last;
-            uint64_t by_stride = last + E->stride;
-            uint64_t by_offset = prev_addr + E->offset;
-            uint64_t d = a - (mode && have_prev ? by_offset : by_stride);
+            uint64_t d = a - (last + E->stride);
             vals[j] = tf_zigzag((int64_t)d);
-            if (TF__LIKELY(d == 0)) {
-                /* predicted: the mode it used stays right, except offset
-                 * mode without a previous operand, which used the stride */
-                if (mode && !have_prev)
-                    E->key = key;
-            } else {
-                int stride_ok = by_stride == a;
-                int offset_ok = have_prev && by_offset == a;
+            if (d == 0)
+                E->key = key;
+            else
                 all_pred = 0;
-                if (mode ? !offset_ok && stride_ok : !stride_ok && offset_ok)
-                    E->key = ekey ^ TF__ADDR_MODE_OFFSET;
-            }
             E->stride = a - last;
-            if (have_prev)
-                E->offset = a - prev_addr;
             E->last = a;
         } else if ((flags[j] & TF_OP_COND) && a == TF_ABSENT) {
             vals[j] = 0; /* absent: changes nothing */
             all_pred = 0;
             continue;
         } else {
-            vals[j] = tf__enc_operand_general(e, E, key, a, (flags[j] >> 1) & 1, have_prev,
-                                              prev_addr, &all_pred, &bad);
+            vals[j] = tf__enc_operand_general(e, E, key, a, (flags[j] >> 1) & 1, 0, 0,
+                                              &all_pred, &bad);
         }
         prev_addr = a;
-        have_prev = 1;
+        break;
     }
-    if (have_prev)
-        e->last_any = prev_addr;
+    for (j++, key++, h += 0x9E3779B97F4A7C15ull; j < n_ops;
+         j++, key++, h += 0x9E3779B97F4A7C15ull) {
+        uint64_t a = addrs[j];
+        tf__addr_entry *E = &table[h >> shift];
+        uint64_t ekey = E->key, mode = ekey & TF__ADDR_MODE_OFFSET;
+        if (TF__LIKELY((ekey ^ mode) == key && !(flags[j] & TF_OP_COND))) {
+            uint64_t last = E->last;
+            uint64_t by_stride = last + E->stride;
+            uint64_t by_offset = prev_addr + E->offset;
+            uint64_t d = a - (mode ? by_offset : by_stride);
+            vals[j] = tf_zigzag((int64_t)d);
+            if (TF__UNLIKELY(d != 0)) {
+                /* the mode switches when only the other prediction was right */
+                int stride_ok = by_stride == a;
+                int offset_ok = by_offset == a;
+                all_pred = 0;
+                if (mode ? !offset_ok && stride_ok : !stride_ok && offset_ok)
+                    E->key = ekey ^ TF__ADDR_MODE_OFFSET;
+            }
+            E->stride = a - last;
+            E->offset = a - prev_addr;
+            E->last = a;
+        } else if ((flags[j] & TF_OP_COND) && a == TF_ABSENT) {
+            vals[j] = 0; /* absent: changes nothing */
+            all_pred = 0;
+            continue;
+        } else {
+            vals[j] = tf__enc_operand_general(e, E, key, a, (flags[j] >> 1) & 1, 1, prev_addr,
+                                              &all_pred, &bad);
+        }
+        prev_addr = a;
+    }
+    e->last_any = prev_addr;
     return TF__UNLIKELY(bad) ? -1 : all_pred; /* bad: a difference of -2^63 */
 }
 
