@@ -117,7 +117,7 @@ void tf_threads_free_ended(void)
 
 /* ---- the state machine (encoder thread) ---- */
 
-/* Inlined into the hot loop: the encoder's fast path with it. */
+/* The encoder for an execution of the slow path. */
 static inline __attribute__((always_inline)) void trace(Thread *t, UInt id, const Block *b,
                                                         Bool partial, UInt n_insns, UInt n_ops,
                                                         const ULong *slots)
@@ -181,30 +181,44 @@ static __attribute__((noinline)) const ULong *marker(Thread *t, const ULong *p)
    }
 }
 
+/* Whether a complete execution of a block without a role is traced as it
+ * is, changing nothing else but the traced count: what tf_skip_enter and
+ * tf_skip_ran would do then, without calling them. Only they and the
+ * markers change the skip state. */
+static inline Bool plain_tracing(Thread *t)
+{
+   const tf_skip_frame *f = tf__skip_top(&t->skip);
+   return f->mode == TF_MODE_TRACE && f->pop != TF_POP_ON_RETURN;
+}
+
 /* The hot loop: every record of a segment. */
 void tf_thread_consume(Thread *t, const ULong *p, const ULong *end)
 {
+   Bool plain = plain_tracing(t), encode = tf_bench != 2;
+   ULong traced = 0;
    while (p < end) {
       ULong word = *p;
       UInt id = (UInt)word - 1;
       const Block *b;
       const ULong *slots = p + 1;
-      const tf_skip_frame *f = tf__skip_top(&t->skip);
       if (UNLIKELY(word & TF_RAW_MARKER)) {
          p = marker(t, p);
+         plain = plain_tracing(t);
          continue;
       }
       b = tf_block(id);
       p = slots + b->slots;
-      /* what tf_skip_enter and tf_skip_ran would do, without calling them */
-      if (LIKELY((word >> 32) == 0 && f->mode == TF_MODE_TRACE && f->pop != TF_POP_ON_RETURN &&
-                 b->role.role == ROLE_NONE)) {
-         trace(t, id, b, False, b->info.n_insns, b->info.n_ops, slots);
-         t->skip.traced += b->info.n_insns;
+      if (LIKELY((word >> 32) == 0 && plain && b->role.role == ROLE_NONE)) {
+         if (encode)
+            tf_enc_exec_fast(&t->enc, id, &b->info, False, b->info.n_insns, b->info.n_ops,
+                             (const uint64_t *)slots);
+         traced += b->info.n_insns;
          continue;
       }
       exec_slow(t, id, b, word, slots);
+      plain = plain_tracing(t);
    }
+   t->skip.traced += traced;
 }
 
 void tf_threads_flush_encoders(UInt worker)
