@@ -915,6 +915,22 @@ TF__INLINE uint64_t tf__enc_operand_general(tf_encoder *e, tf__addr_entry *E, ui
     return v;
 }
 
+/* An operand that is conditional or has no entry: its record value, and
+ * whether it is present (an absent operand changes nothing). */
+TF__INLINE uint64_t tf__enc_operand_other(tf_encoder *e, tf__addr_entry *E, uint64_t key,
+                                          uint64_t a, uint8_t flags, int have_prev,
+                                          uint64_t prev_addr, int *all_pred, int *bad,
+                                          int *present)
+{
+    *present = !(flags & TF_OP_COND) || a != TF_ABSENT;
+    if (!*present) {
+        *all_pred = 0;
+        return 0;
+    }
+    return tf__enc_operand_general(e, E, key, a, (flags >> 1) & 1, have_prev, prev_addr, all_pred,
+                                   bad);
+}
+
 /* Section 6.3 for the operands of one execution: predicts, stores each
  * value of the record in e->scratch and updates the state. Returns 1 if every
  * operand is present and predicted, 0 if not, -1 for an inexpressible value.
@@ -951,13 +967,12 @@ TF__INLINE int tf__enc_operands(tf_encoder *e, uint32_t id, const tf_block_info 
                 all_pred = 0;
             E->stride = a - last;
             E->last = a;
-        } else if ((flags[j] & TF_OP_COND) && a == TF_ABSENT) {
-            vals[j] = 0; /* absent: changes nothing */
-            all_pred = 0;
-            continue;
         } else {
-            vals[j] = tf__enc_operand_general(e, E, key, a, (flags[j] >> 1) & 1, 0, 0,
-                                              &all_pred, &bad);
+            int present;
+            vals[j] = tf__enc_operand_other(e, E, key, a, flags[j], 0, 0, &all_pred, &bad,
+                                            &present);
+            if (!present)
+                continue;
         }
         prev_addr = a;
         break;
@@ -984,13 +999,12 @@ TF__INLINE int tf__enc_operands(tf_encoder *e, uint32_t id, const tf_block_info 
             E->stride = a - last;
             E->offset = a - prev_addr;
             E->last = a;
-        } else if ((flags[j] & TF_OP_COND) && a == TF_ABSENT) {
-            vals[j] = 0; /* absent: changes nothing */
-            all_pred = 0;
-            continue;
         } else {
-            vals[j] = tf__enc_operand_general(e, E, key, a, (flags[j] >> 1) & 1, 1, prev_addr,
-                                              &all_pred, &bad);
+            int present;
+            vals[j] = tf__enc_operand_other(e, E, key, a, flags[j], 1, prev_addr, &all_pred, &bad,
+                                            &present);
+            if (!present)
+                continue;
         }
         prev_addr = a;
     }
