@@ -85,8 +85,10 @@ static Input load(const char *path)
     uint8_t *data;
     const uint8_t *p;
     uint32_t i, j;
-    if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 12 || fseek(f, 0, SEEK_SET))
+    if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
         die("cannot read the executions file");
+    if (size < 12)
+        die("not an executions file (shorter than its header)");
     data = malloc((size_t)size);
     if (!data || fread(data, 1, (size_t)size, f) != (size_t)size)
         die("cannot read the executions file");
