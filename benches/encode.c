@@ -37,6 +37,21 @@ static void die(const char *what)
     exit(1);
 }
 
+static void *zalloc(size_t n, size_t size)
+{
+    void *m = calloc(n, size);
+    if (!m)
+        die("out of memory");
+    return m;
+}
+
+/* Dies unless n more bytes follow p before end. */
+static void need(const uint8_t *p, const uint8_t *end, size_t n)
+{
+    if ((size_t)(end - p) < n)
+        die("the executions file ends inside its block table");
+}
+
 static uint32_t u32_at(const uint8_t **p)
 {
     uint32_t v;
@@ -98,20 +113,24 @@ static Input load(const char *path)
     p = data + 4;
     in.n_blocks = u32_at(&p);
     in.max_ops = u32_at(&p);
-    in.info = calloc(in.n_blocks + 1, sizeof *in.info);
+    in.info = zalloc(in.n_blocks + 1, sizeof *in.info);
     for (in.at_mask = 1; in.at_mask < 2 * in.n_blocks; in.at_mask <<= 1)
         ;
-    in.at_key_id = calloc(in.at_mask, sizeof *in.at_key_id);
-    in.at_key = calloc(in.at_mask, sizeof *in.at_key);
+    in.at_key_id = zalloc(in.at_mask, sizeof *in.at_key_id);
+    in.at_key = zalloc(in.at_mask, sizeof *in.at_key);
     in.at_mask--;
     for (i = 0; i < in.n_blocks; i++) {
         tf_block_info *b = &in.info[i];
         uint32_t h;
+        need(p, data + size, 24);
         b->address = u64_at(&p);
         b->code_len = u32_at(&p);
         b->n_insns = u32_at(&p);
         b->n_ops = u32_at(&p);
         b->end = u32_at(&p);
+        if (b->n_ops > in.max_ops)
+            die("a block has more operands than the file's largest count");
+        need(p, data + size, b->n_ops);
         b->op_flags = p;
         p += b->n_ops;
         h = (uint32_t)tf_hash(b->address, 32) & in.at_mask;
@@ -124,7 +143,7 @@ static Input load(const char *path)
     }
     /* check the executions once, so that the timed loop needs not, and
      * keep them 8-byte aligned */
-    in.execs = in.end = malloc((size_t)(data + size - p) / 12 * 16 + 16);
+    in.execs = in.end = zalloc((size_t)(data + size - p) / 12 * 16 + 16, 1);
     while (p < data + size) {
         uint32_t id = u32_at(&p), n_ops = u32_at(&p), insns = u32_at(&p);
         if (id >= in.n_blocks || n_ops > in.info[id].n_ops ||

@@ -117,15 +117,6 @@ void tf_threads_free_ended(void)
 
 /* ---- the state machine (encoder thread) ---- */
 
-/* The encoder for an execution of the slow path. */
-static inline __attribute__((always_inline)) void trace(Thread *t, UInt id, const Block *b,
-                                                        Bool partial, UInt n_insns, UInt n_ops,
-                                                        const ULong *slots)
-{
-   if (tf_bench != 2)
-      tf_enc_exec_fast(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
-}
-
 static __attribute__((noinline)) void exec_slow(Thread *t, UInt id, const Block *b, ULong word, const ULong *slots)
 {
    Bool partial = (word >> 32) != 0;
@@ -135,8 +126,8 @@ static __attribute__((noinline)) void exec_slow(Thread *t, UInt id, const Block 
    Addr lock = r->arg == ARG_FIXED ? tf_fixed_lock(r->fixed)
                : b->arg_slot != TF_NO_SLOT ? (Addr)slots[b->arg_slot] : 0;
    Bool have_rax = b->rax_slot != TF_NO_SLOT;
-   if (tf_skip_enter(&t->skip, r->role != ROLE_NONE ? r : NULL, lock))
-      trace(t, id, b, partial, n_insns, n_ops, slots);
+   if (tf_skip_enter(&t->skip, r->role != ROLE_NONE ? r : NULL, lock) && tf_bench != 2)
+      tf_enc_exec_fast(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
    tf_skip_ran(&t->skip, n_insns, !partial, b->info.end, have_rax,
                have_rax ? slots[b->rax_slot] : 0);
 }

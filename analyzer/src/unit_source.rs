@@ -68,7 +68,6 @@ impl<'t> UnitCache<'t> {
                 // nothing; a reader kept there too goes on to the thread's
                 // next unit when that one is small (a long one is placed).
                 Some(start) => {
-                    self.readers.retain(|r| r.tid() != unit.tid);
                     self.keep(UnitReader::resume(trace, canon, unit, &start)?);
                     UnitReader::resume(trace, canon, unit, &start)?
                 }
@@ -109,8 +108,10 @@ impl<'t> UnitCache<'t> {
         UnitReader::reach(kept, trace, canon, unit, chunks)
     }
 
-    /// Keeps `reader` for later units of its thread.
+    /// Keeps `reader` for later units of its thread, in place of any
+    /// reader of that thread kept before.
     fn keep(&mut self, reader: UnitReader<'t>) {
+        self.readers.retain(|r| r.tid() != reader.tid());
         self.readers.push(reader);
         if self.readers.len() > Self::KEEP {
             self.readers.remove(0);
