@@ -9,77 +9,13 @@ use crate::event::{self, Access, BlockExec, Event, Via};
 use crate::limits;
 use crate::predict::{Predictor, NONE};
 use crate::stream::TableParams;
-use crate::varint::{unzigzag, Cursor};
+use crate::varint::Cursor;
 
+mod operands;
 mod state;
+mod stats;
 pub(crate) use state::CoreState;
-
-/// Counts of what one chunk holds, for `tf info`.
-///
-/// ```no_run
-/// # fn main() -> tf_trace::Result<()> {
-/// let trace = tf_trace::Trace::open("trace")?;
-/// let (chunks, damage) = trace.thread_stats(1)?;
-/// let total: u64 = chunks.iter().map(|c| c.insns).sum();
-/// println!("{total} instructions in {} chunks{}", chunks.len(),
-///          if damage.is_some() { " (damaged)" } else { "" });
-/// # Ok(()) }
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ChunkStats {
-    /// Byte offset of the chunk in its file.
-    pub offset: u64,
-    /// Sequence number.
-    pub seq: u32,
-    /// Payload bytes.
-    pub payload_bytes: u64,
-    /// Run records.
-    pub run_records: u64,
-    /// Block records with a run prefix (§6.1, version 4).
-    pub run_prefixes: u64,
-    /// Block executions given by run records and run prefixes.
-    pub run_blocks: u64,
-    /// Block records.
-    pub block_records: u64,
-    /// Block records with an explicit id.
-    pub explicit: u64,
-    /// Block records with addresses.
-    pub with_addresses: u64,
-    /// Partial executions.
-    pub partial: u64,
-    /// Event records other than `partial` (unknown types included).
-    pub events: u64,
-    /// Event records of unknown types.
-    pub unknown_events: u64,
-    /// Block executions (run and block records).
-    pub block_execs: u64,
-    /// Instructions executed.
-    pub insns: u64,
-    /// Memory accesses (present operands).
-    pub accesses: u64,
-    /// Instructions reported by `skip` events (saturating).
-    pub skipped_insns: u64,
-}
-
-impl ChunkStats {
-    /// Adds another chunk's counts to these (offset and seq are kept).
-    pub fn add(&mut self, o: &ChunkStats) {
-        self.payload_bytes += o.payload_bytes;
-        self.run_records += o.run_records;
-        self.run_prefixes += o.run_prefixes;
-        self.run_blocks += o.run_blocks;
-        self.block_records += o.block_records;
-        self.explicit += o.explicit;
-        self.with_addresses += o.with_addresses;
-        self.partial += o.partial;
-        self.events += o.events;
-        self.unknown_events += o.unknown_events;
-        self.block_execs += o.block_execs;
-        self.insns += o.insns;
-        self.accesses += o.accesses;
-        self.skipped_insns = self.skipped_insns.saturating_add(o.skipped_insns);
-    }
-}
+pub use stats::ChunkStats;
 
 /// One decoding step, owned so that callers can loop without borrowing.
 #[derive(Clone, Copy)]
@@ -101,7 +37,9 @@ pub(crate) enum Step {
 }
 
 /// The decoder of one chunk payload. `ADDR = false` decodes structure and
-/// control flow only (validation and statistics), `true` also addresses.
+/// control flow only (validation, statistics and the scan), `true` also
+/// addresses; `COUNT` keeps [`ChunkStats`] (validation only: counting costs
+/// every other reading a few stores per record).
 #[derive(Clone)]
 pub(crate) struct Core<'t> {
     table: &'t BlockTable,
@@ -158,7 +96,7 @@ impl<'t> Core<'t> {
     /// Decodes the whole payload without addresses: checks that it decodes.
     pub(crate) fn validate(&mut self, payload: &[u8]) -> Result<ChunkStats, DecodeError> {
         self.start();
-        while !matches!(self.step::<false>(payload)?, Step::End) {}
+        while !matches!(self.step::<false, true>(payload)?, Step::End) {}
         let mut s = self.stats;
         s.payload_bytes = payload.len() as u64;
         self.start();
@@ -166,10 +104,13 @@ impl<'t> Core<'t> {
     }
 
     #[inline]
-    pub(crate) fn step<const ADDR: bool>(&mut self, payload: &[u8]) -> Result<Step, DecodeError> {
+    pub(crate) fn step<const ADDR: bool, const COUNT: bool>(
+        &mut self,
+        payload: &[u8],
+    ) -> Result<Step, DecodeError> {
         if self.run_left > 0 {
             self.run_left -= 1;
-            return self.run_step::<ADDR>();
+            return self.run_step::<ADDR, COUNT>();
         }
         let mut cur = Cursor::at(payload, self.pos);
         let mut partial: Option<(u64, u64, usize)> = None;
@@ -193,11 +134,13 @@ impl<'t> Core<'t> {
                                 "partial event followed by a block record with a run prefix",
                             ));
                         }
-                        self.stats.run_prefixes += 1;
+                        if COUNT {
+                            self.stats.run_prefixes += 1;
+                        }
                         // the record's header is read again once the run is over
                         self.pos = rpos;
                         self.prefix_done = true;
-                        return self.begin_run::<ADDR>(rpos, r);
+                        return self.begin_run::<ADDR, COUNT>(rpos, r);
                     }
                     let s = h >> self.succ_shift;
                     let has_addr = h & 4 != 0;
@@ -241,11 +184,20 @@ impl<'t> Core<'t> {
                             (ni as u32, no as u32)
                         }
                     };
-                    self.stats.block_records += 1;
-                    self.stats.explicit += (via == Via::Explicit) as u64;
-                    self.stats.with_addresses += has_addr as u64;
-                    self.stats.partial += partial.is_some() as u64;
-                    self.exec::<ADDR>(id, insns, n_ops, partial.is_none(), has_addr, &mut cur)?;
+                    if COUNT {
+                        self.stats.block_records += 1;
+                        self.stats.explicit += (via == Via::Explicit) as u64;
+                        self.stats.with_addresses += has_addr as u64;
+                        self.stats.partial += partial.is_some() as u64;
+                    }
+                    self.exec::<ADDR, COUNT>(
+                        id,
+                        insns,
+                        n_ops,
+                        partial.is_none(),
+                        has_addr,
+                        &mut cur,
+                    )?;
                     self.pos = cur.pos();
                     return Ok(Step::Block {
                         block: id,
@@ -279,17 +231,21 @@ impl<'t> Core<'t> {
                         continue;
                     }
                     self.pos = cur.pos();
-                    self.stats.events += 1;
+                    if COUNT {
+                        self.stats.events += 1;
+                    }
                     return match event::decode(ty, body, rpos)? {
                         Some(e) => {
-                            if let Event::Skip { count, .. } = e {
+                            if let (true, Event::Skip { count, .. }) = (COUNT, e) {
                                 self.stats.skipped_insns =
                                     self.stats.skipped_insns.saturating_add(count);
                             }
                             Ok(Step::Event(e))
                         }
                         None => {
-                            self.stats.unknown_events += 1;
+                            if COUNT {
+                                self.stats.unknown_events += 1;
+                            }
                             Ok(Step::Unknown {
                                 ty,
                                 start: self.pos - body.len(),
@@ -314,8 +270,10 @@ impl<'t> Core<'t> {
                         ));
                     }
                     self.pos = cur.pos();
-                    self.stats.run_records += 1;
-                    return self.begin_run::<ADDR>(rpos, (h >> 1) + 1);
+                    if COUNT {
+                        self.stats.run_records += 1;
+                    }
+                    return self.begin_run::<ADDR, COUNT>(rpos, (h >> 1) + 1);
                 }
             }
         }
@@ -324,15 +282,19 @@ impl<'t> Core<'t> {
     /// A run of `k` executions whose record (or whose block record, for a
     /// run prefix) starts at `rpos`: its first execution.
     #[inline(always)]
-    fn begin_run<const ADDR: bool>(&mut self, rpos: usize, k: u64) -> Result<Step, DecodeError> {
+    fn begin_run<const ADDR: bool, const COUNT: bool>(
+        &mut self,
+        rpos: usize,
+        k: u64,
+    ) -> Result<Step, DecodeError> {
         self.run_pos = rpos;
         self.run_ops = 0;
         self.run_left = k - 1;
-        self.run_step::<ADDR>()
+        self.run_step::<ADDR, COUNT>()
     }
 
     #[inline(always)]
-    fn run_step<const ADDR: bool>(&mut self) -> Result<Step, DecodeError> {
+    fn run_step<const ADDR: bool, const COUNT: bool>(&mut self) -> Result<Step, DecodeError> {
         let id = self.pred.candidates()[0];
         if id == NONE {
             return Err(DecodeError::new(
@@ -353,11 +315,11 @@ impl<'t> Core<'t> {
             ));
         }
         self.run_ops += u64::from(n_ops);
-        if !ADDR {
+        if COUNT {
             self.stats.run_blocks += 1;
         }
         let mut none = Cursor::new(&[]);
-        self.exec::<ADDR>(id, insns, n_ops, true, false, &mut none)?;
+        self.exec::<ADDR, COUNT>(id, insns, n_ops, true, false, &mut none)?;
         Ok(Step::Block {
             block: id,
             insns,
@@ -368,7 +330,7 @@ impl<'t> Core<'t> {
     }
 
     #[inline(always)]
-    fn exec<const ADDR: bool>(
+    fn exec<const ADDR: bool, const COUNT: bool>(
         &mut self,
         id: BlockId,
         insns: u32,
@@ -380,49 +342,23 @@ impl<'t> Core<'t> {
         let table = self.table;
         let rec = table.rec(id);
         self.pred.arrive(id, rec.address);
-        if !ADDR {
+        if COUNT {
             self.stats.block_execs += 1;
             self.stats.insns += insns as u64;
         }
         let ops = &table.ops[rec.ops_start as usize..][..n_ops as usize];
         if ADDR {
-            let mut prev: Option<u64> = None;
-            let mut k = 0;
-            let acc = &mut self.accesses[..ops.len()];
-            for (j, op) in ops.iter().enumerate() {
-                let p = self.pred.predict(id, j as u32, prev);
-                let a = if has_addr {
-                    let v = cur.varint()?;
-                    if op.conditional {
-                        if v == 0 {
-                            continue;
-                        }
-                        p.addr.wrapping_add(unzigzag(v - 1) as u64)
-                    } else {
-                        p.addr.wrapping_add(unzigzag(v) as u64)
-                    }
-                } else {
-                    p.addr
-                };
-                self.pred.update(p, a, prev);
-                prev = Some(a);
-                acc[k] = Access {
-                    operand: j as u16,
-                    size: op.size,
-                    write: op.write,
-                    addr: a,
-                };
-                k += 1;
-            }
-            self.n_acc = k;
+            self.n_acc = self.operands(id, ops, has_addr, cur)?;
         } else if has_addr {
             let mut present = 0;
             for op in ops {
                 let v = cur.varint()?;
                 present += (v != 0 || !op.conditional) as u64;
             }
-            self.stats.accesses += present;
-        } else {
+            if COUNT {
+                self.stats.accesses += present;
+            }
+        } else if COUNT {
             self.stats.accesses += n_ops as u64;
         }
         self.pred.depart(id, rec, complete, table);
@@ -515,7 +451,7 @@ impl ChunkEvents<'_, '_> {
     /// decoder until the next call.
     #[inline]
     pub fn next_event(&mut self) -> Option<Result<Event<'_>, DecodeError>> {
-        match self.core.step::<true>(self.payload) {
+        match self.core.step::<true, false>(self.payload) {
             Ok(step) => self.core.event(step, self.payload).map(Ok),
             Err(e) => Some(Err(e)),
         }

@@ -288,9 +288,9 @@ impl<'t> ThreadReader<'t> {
                 }
             }
             let step = if self.addresses {
-                self.core.step::<true>(self.chunks.payload())
+                self.core.step::<true, false>(self.chunks.payload())
             } else {
-                self.core.step::<false>(self.chunks.payload())
+                self.core.step::<false, false>(self.chunks.payload())
             };
             match step {
                 Ok(Step::End) => {
