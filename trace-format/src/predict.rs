@@ -23,12 +23,30 @@ pub(crate) fn hash(x: u64, bits: u32) -> usize {
 
 #[derive(Clone, Copy)]
 struct SuccEntry {
-    /// Block id + 1; 0 = empty.
-    key: u32,
+    /// The block id + 1 (0 = empty) in the low half, and the chunk
+    /// generation that wrote it (older entries count as empty) in the high
+    /// half: one comparison tells whether the entry is the block's.
+    tag: u64,
     s0: u32,
     s1: u32,
-    /// The chunk generation that wrote it: older entries count as empty.
-    gen: u32,
+}
+
+impl SuccEntry {
+    /// The tag of block `b`'s entry in generation `gen`.
+    #[inline(always)]
+    fn tag(b: BlockId, gen: u32) -> u64 {
+        u64::from(b + 1) | u64::from(gen) << 32
+    }
+
+    /// Block id + 1; 0 = empty.
+    fn key(&self) -> u32 {
+        self.tag as u32
+    }
+
+    /// The generation that wrote it.
+    fn gen(&self) -> u32 {
+        (self.tag >> 32) as u32
+    }
 }
 
 /// Bit 63 of `AddrEntry::tag`: mode `offset`.
@@ -219,9 +237,9 @@ impl Predictor {
             self.ret_len -= 1;
         }
         if self.prev != NONE {
-            let gen = self.gen;
+            let tag = SuccEntry::tag(self.prev, self.gen);
             let e = &mut self.succ[self.prev_slot];
-            if e.key == self.prev + 1 && e.gen == gen {
+            if e.tag == tag {
                 // Swapping when s1 = n and shifting otherwise both leave
                 // [n, old s0].
                 if e.s0 != n {
@@ -230,10 +248,9 @@ impl Predictor {
                 }
             } else {
                 *e = SuccEntry {
-                    key: self.prev + 1,
+                    tag,
                     s0: n,
                     s1: NONE,
-                    gen,
                 };
             }
         }
@@ -255,7 +272,7 @@ impl Predictor {
         let slot = hash(b as u64, self.succ_bits);
         self.prev_slot = slot;
         let e = self.succ[slot];
-        let (s0, s1) = if e.key == b + 1 && e.gen == self.gen {
+        let (s0, s1) = if e.tag == SuccEntry::tag(b, self.gen) {
             (e.s0, e.s1)
         } else {
             (NONE, NONE)

@@ -38,8 +38,8 @@ impl Predictor {
         let gen = self.gen;
         let succ = (0u32..)
             .zip(self.succ.iter())
-            .filter(|(_, e)| e.key != 0 && e.gen == gen)
-            .map(|(slot, e)| (slot, e.key, e.s0, e.s1))
+            .filter(|(_, e)| e.key() != 0 && e.gen() == gen)
+            .map(|(slot, e)| (slot, e.key(), e.s0, e.s1))
             .collect();
         let key_mask = (1u64 << GEN_SHIFT) - 1;
         let addr = (0u32..)
@@ -109,7 +109,11 @@ impl Predictor {
         }
         let gen = self.gen;
         for &(slot, key, s0, s1) in &s.succ {
-            self.succ[slot as usize] = SuccEntry { key, s0, s1, gen };
+            self.succ[slot as usize] = SuccEntry {
+                tag: u64::from(key) | u64::from(gen) << 32,
+                s0,
+                s1,
+            };
         }
         let gen_bits = u64::from(gen) << GEN_SHIFT;
         for &(slot, tag, last, stride, offset) in &s.addr {
