@@ -113,169 +113,198 @@ impl<'t> Core<'t> {
             return self.run_step::<ADDR, COUNT>();
         }
         let mut cur = Cursor::at(payload, self.pos);
-        let mut partial: Option<(u64, u64, usize)> = None;
-        loop {
-            if cur.is_empty() {
-                if let Some((_, _, p)) = partial {
-                    return Err(DecodeError::new(p, "partial event at the end of the chunk"));
+        if cur.is_empty() {
+            return Ok(Step::End);
+        }
+        let rpos = cur.pos();
+        let h = cur.varint()?;
+        match h & 3 {
+            0 => self.block_record::<ADDR, COUNT>(h, rpos, None, &mut cur),
+            2 => self.event_record::<ADDR, COUNT>(h, rpos, &mut cur),
+            _ => {
+                // k = (h >> 1) + 1 executions; this call makes the first.
+                if h >> 1 >= limits::MAX_RUN {
+                    return Err(DecodeError::new(
+                        rpos,
+                        format!(
+                            "run of {} executions, above the limit of {}",
+                            (h >> 1) as u128 + 1,
+                            limits::MAX_RUN
+                        ),
+                    ));
                 }
                 self.pos = cur.pos();
-                return Ok(Step::End);
+                if COUNT {
+                    self.stats.run_records += 1;
+                }
+                self.begin_run::<ADDR, COUNT>(rpos, (h >> 1) + 1)
             }
-            let rpos = cur.pos();
-            let h = cur.varint()?;
-            match h & 3 {
-                0 => {
-                    let r = (h >> 3) & self.prefix_mask;
-                    if r != 0 && !std::mem::take(&mut self.prefix_done) {
-                        if let Some((_, _, p)) = partial {
-                            return Err(DecodeError::new(
-                                p,
-                                "partial event followed by a block record with a run prefix",
-                            ));
-                        }
-                        if COUNT {
-                            self.stats.run_prefixes += 1;
-                        }
-                        // the record's header is read again once the run is over
-                        self.pos = rpos;
-                        self.prefix_done = true;
-                        return self.begin_run::<ADDR, COUNT>(rpos, r);
-                    }
-                    let s = h >> self.succ_shift;
-                    let has_addr = h & 4 != 0;
-                    let cand = self.pred.candidates();
-                    let (id, via) = match s {
-                        0 => (cand[0], Via::Candidate0),
-                        1 => (cand[1], Via::Candidate1),
-                        _ => {
-                            let id = s - 2;
-                            if id >= self.table.len() as u64 {
-                                return Err(DecodeError::new(
-                                    rpos,
-                                    format!(
-                                        "block {id} not in the block table ({} blocks)",
-                                        self.table.len()
-                                    ),
-                                ));
-                            }
-                            (id as BlockId, Via::Explicit)
-                        }
-                    };
-                    if id == NONE {
-                        return Err(DecodeError::new(
-                            rpos,
-                            format!("successor candidate {s} does not exist"),
-                        ));
-                    }
-                    let rec = self.table.rec(id);
-                    let (insns, n_ops) = match partial {
-                        None => (rec.n_insns, rec.n_ops),
-                        Some((ni, no, p)) => {
-                            if ni == 0 || ni > rec.n_insns as u64 || no > rec.n_ops as u64 {
-                                return Err(DecodeError::new(
-                                    p,
-                                    format!(
-                                        "partial execution of {ni} instructions and {no} operands of block {id} ({} and {})",
-                                        rec.n_insns, rec.n_ops
-                                    ),
-                                ));
-                            }
-                            (ni as u32, no as u32)
-                        }
-                    };
-                    if COUNT {
-                        self.stats.block_records += 1;
-                        self.stats.explicit += (via == Via::Explicit) as u64;
-                        self.stats.with_addresses += has_addr as u64;
-                        self.stats.partial += partial.is_some() as u64;
-                    }
-                    self.exec::<ADDR, COUNT>(
-                        id,
-                        insns,
-                        n_ops,
-                        partial.is_none(),
-                        has_addr,
-                        &mut cur,
-                    )?;
-                    self.pos = cur.pos();
-                    return Ok(Step::Block {
-                        block: id,
-                        insns,
-                        operands: n_ops,
-                        complete: partial.is_none(),
-                        via,
-                    });
-                }
-                2 => {
-                    let ty = h >> 2;
-                    let body = cur.bytes()?;
-                    if let Some((_, _, p)) = partial {
-                        return Err(DecodeError::new(
-                            p,
-                            "partial event not followed by a block record",
-                        ));
-                    }
-                    if ty == event::PARTIAL {
-                        let mut c = Cursor::new(body);
-                        let bad = |_| DecodeError::new(rpos, "partial event: payload too short");
-                        let ni = c.varint().map_err(bad)?;
-                        let no = c.varint().map_err(bad)?;
-                        if !c.is_empty() {
-                            return Err(DecodeError::new(
-                                rpos,
-                                "partial event: bytes left over in payload",
-                            ));
-                        }
-                        partial = Some((ni, no, rpos));
-                        continue;
-                    }
-                    self.pos = cur.pos();
-                    if COUNT {
-                        self.stats.events += 1;
-                    }
-                    return match event::decode(ty, body, rpos)? {
-                        Some(e) => {
-                            if let (true, Event::Skip { count, .. }) = (COUNT, e) {
-                                self.stats.skipped_insns =
-                                    self.stats.skipped_insns.saturating_add(count);
-                            }
-                            Ok(Step::Event(e))
-                        }
-                        None => {
-                            if COUNT {
-                                self.stats.unknown_events += 1;
-                            }
-                            Ok(Step::Unknown {
-                                ty,
-                                start: self.pos - body.len(),
-                                end: self.pos,
-                            })
-                        }
-                    };
-                }
-                _ => {
-                    if let Some((_, _, p)) = partial {
-                        return Err(DecodeError::new(p, "partial event followed by a run"));
-                    }
-                    // k = (h >> 1) + 1 executions; this call makes the first.
-                    if h >> 1 >= limits::MAX_RUN {
-                        return Err(DecodeError::new(
-                            rpos,
-                            format!(
-                                "run of {} executions, above the limit of {}",
-                                (h >> 1) as u128 + 1,
-                                limits::MAX_RUN
-                            ),
-                        ));
-                    }
-                    self.pos = cur.pos();
-                    if COUNT {
-                        self.stats.run_records += 1;
-                    }
-                    return self.begin_run::<ADDR, COUNT>(rpos, (h >> 1) + 1);
-                }
+        }
+    }
+
+    /// The block record with header `h` at `rpos` (the rest at `cur`), a
+    /// partial execution when `partial` gives its instructions, operands
+    /// and the partial event's offset.
+    #[inline(always)]
+    fn block_record<const ADDR: bool, const COUNT: bool>(
+        &mut self,
+        h: u64,
+        rpos: usize,
+        partial: Option<(u64, u64, usize)>,
+        cur: &mut Cursor<'_>,
+    ) -> Result<Step, DecodeError> {
+        let r = (h >> 3) & self.prefix_mask;
+        if r != 0 && !std::mem::take(&mut self.prefix_done) {
+            if let Some((_, _, p)) = partial {
+                return Err(DecodeError::new(
+                    p,
+                    "partial event followed by a block record with a run prefix",
+                ));
             }
+            if COUNT {
+                self.stats.run_prefixes += 1;
+            }
+            // the record's header is read again once the run is over
+            self.pos = rpos;
+            self.prefix_done = true;
+            return self.begin_run::<ADDR, COUNT>(rpos, r);
+        }
+        let s = h >> self.succ_shift;
+        let has_addr = h & 4 != 0;
+        let cand = self.pred.candidates();
+        let (id, via) = match s {
+            0 => (cand[0], Via::Candidate0),
+            1 => (cand[1], Via::Candidate1),
+            _ => {
+                let id = s - 2;
+                if id >= self.table.len() as u64 {
+                    return Err(DecodeError::new(
+                        rpos,
+                        format!(
+                            "block {id} not in the block table ({} blocks)",
+                            self.table.len()
+                        ),
+                    ));
+                }
+                (id as BlockId, Via::Explicit)
+            }
+        };
+        if id == NONE {
+            return Err(DecodeError::new(
+                rpos,
+                format!("successor candidate {s} does not exist"),
+            ));
+        }
+        let rec = self.table.rec(id);
+        let (insns, n_ops) = match partial {
+            None => (rec.n_insns, rec.n_ops),
+            Some((ni, no, p)) => {
+                if ni == 0 || ni > rec.n_insns as u64 || no > rec.n_ops as u64 {
+                    return Err(DecodeError::new(
+                        p,
+                        format!(
+                            "partial execution of {ni} instructions and {no} operands of block {id} ({} and {})",
+                            rec.n_insns, rec.n_ops
+                        ),
+                    ));
+                }
+                (ni as u32, no as u32)
+            }
+        };
+        if COUNT {
+            self.stats.block_records += 1;
+            self.stats.explicit += (via == Via::Explicit) as u64;
+            self.stats.with_addresses += has_addr as u64;
+            self.stats.partial += partial.is_some() as u64;
+        }
+        self.exec::<ADDR, COUNT>(id, insns, n_ops, partial.is_none(), has_addr, cur)?;
+        self.pos = cur.pos();
+        Ok(Step::Block {
+            block: id,
+            insns,
+            operands: n_ops,
+            complete: partial.is_none(),
+            via,
+        })
+    }
+
+    /// The event record with header `h` at `rpos`; a partial event goes on
+    /// to the block record it qualifies.
+    #[inline(always)]
+    fn event_record<const ADDR: bool, const COUNT: bool>(
+        &mut self,
+        h: u64,
+        rpos: usize,
+        cur: &mut Cursor<'_>,
+    ) -> Result<Step, DecodeError> {
+        let ty = h >> 2;
+        let body = cur.bytes()?;
+        if ty == event::PARTIAL {
+            return self.partial_record::<ADDR, COUNT>(body, rpos, cur);
+        }
+        self.pos = cur.pos();
+        if COUNT {
+            self.stats.events += 1;
+        }
+        return match event::decode(ty, body, rpos)? {
+            Some(e) => {
+                if let (true, Event::Skip { count, .. }) = (COUNT, e) {
+                    self.stats.skipped_insns = self.stats.skipped_insns.saturating_add(count);
+                }
+                Ok(Step::Event(e))
+            }
+            None => {
+                if COUNT {
+                    self.stats.unknown_events += 1;
+                }
+                Ok(Step::Unknown {
+                    ty,
+                    start: self.pos - body.len(),
+                    end: self.pos,
+                })
+            }
+        };
+    }
+
+    /// A partial event (`body` at `rpos`) and the block record that must
+    /// follow it. Rare (a fault, a thread's end), so kept out of the way of
+    /// complete executions.
+    #[inline(never)]
+    #[cold]
+    fn partial_record<const ADDR: bool, const COUNT: bool>(
+        &mut self,
+        body: &[u8],
+        rpos: usize,
+        cur: &mut Cursor<'_>,
+    ) -> Result<Step, DecodeError> {
+        let mut c = Cursor::new(body);
+        let bad = |_| DecodeError::new(rpos, "partial event: payload too short");
+        let ni = c.varint().map_err(bad)?;
+        let no = c.varint().map_err(bad)?;
+        if !c.is_empty() {
+            return Err(DecodeError::new(
+                rpos,
+                "partial event: bytes left over in payload",
+            ));
+        }
+        if cur.is_empty() {
+            return Err(DecodeError::new(
+                rpos,
+                "partial event at the end of the chunk",
+            ));
+        }
+        let next = cur.pos();
+        let h = cur.varint()?;
+        match h & 3 {
+            0 => self.block_record::<ADDR, COUNT>(h, next, Some((ni, no, rpos)), cur),
+            2 => {
+                cur.bytes()?;
+                Err(DecodeError::new(
+                    rpos,
+                    "partial event not followed by a block record",
+                ))
+            }
+            _ => Err(DecodeError::new(rpos, "partial event followed by a run")),
         }
     }
 
