@@ -246,7 +246,7 @@ impl<'t> Core<'t> {
         if COUNT {
             self.stats.events += 1;
         }
-        return match event::decode(ty, body, rpos)? {
+        match event::decode(ty, body, rpos)? {
             Some(e) => {
                 if let (true, Event::Skip { count, .. }) = (COUNT, e) {
                     self.stats.skipped_insns = self.stats.skipped_insns.saturating_add(count);
@@ -263,7 +263,7 @@ impl<'t> Core<'t> {
                     end: self.pos,
                 })
             }
-        };
+        }
     }
 
     /// A partial event (`body` at `rpos`) and the block record that must
