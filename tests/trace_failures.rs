@@ -6,6 +6,7 @@
 mod common;
 
 use common::{tempdir, tf, workload};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,14 +30,23 @@ fn signals_sent_to_tf_reach_the_program_and_the_trace_is_finished() {
     for (signal, name) in [(libc::SIGTERM, 15), (libc::SIGINT, 2)] {
         let d = tempdir();
         let dir = d.path().join("t");
-        let child = tf()
-            .arg("trace")
+        let mut cmd = tf();
+        cmd.arg("trace")
             .arg("-o")
             .arg(&dir)
             .args(["--", "sleep", "60"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        // The program must not ignore the signal: a suite started in the
+        // background by a shell inherits SIGINT ignored, and a program that
+        // ignores a signal rightly goes on ignoring it when tf passes it on.
+        // SAFETY: between fork and exec only signal(), async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(signal, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
         // Wait until the tracer runs (it writes a first manifest at start).
         let t = Instant::now();
         while !dir.join("manifest").exists() {
