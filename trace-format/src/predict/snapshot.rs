@@ -110,7 +110,7 @@ impl Predictor {
         let gen = self.gen;
         for &(slot, key, s0, s1) in &s.succ {
             self.succ[slot as usize] = SuccEntry {
-                tag: u64::from(key) | u64::from(gen) << 32,
+                tag: SuccEntry::tag(key - 1, gen),
                 s0,
                 s1,
             };
