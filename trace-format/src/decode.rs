@@ -17,23 +17,27 @@ mod stats;
 pub(crate) use state::CoreState;
 pub use stats::ChunkStats;
 
-/// One decoding step, owned so that callers can loop without borrowing.
-#[derive(Clone, Copy)]
+/// What one decoding step found; what it decoded stays in the [`Core`]
+/// ([`Core::event`] lends it). Without fields, a step is returned in a
+/// register: returned with the block's fields, it was written to memory in
+/// parts and read back in words, and the reads stalled (store forwarding
+/// fails) at every block execution.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Step {
     End,
-    Block {
-        block: BlockId,
-        insns: u32,
-        operands: u32,
-        complete: bool,
-        via: Via,
-    },
-    Event(Event<'static>),
-    Unknown {
-        ty: u64,
-        start: usize,
-        end: usize,
-    },
+    Block,
+    Event,
+    Unknown,
+}
+
+/// The last block execution decoded.
+#[derive(Clone, Copy)]
+struct BlockStep {
+    block: BlockId,
+    insns: u32,
+    operands: u32,
+    complete: bool,
+    via: Via,
 }
 
 /// The decoder of one chunk payload. `ADDR = false` decodes structure and
@@ -63,6 +67,12 @@ pub(crate) struct Core<'t> {
     /// those of the last execution.
     pub(crate) accesses: Vec<Access>,
     pub(crate) n_acc: usize,
+    /// The last [`Step::Block`].
+    block: BlockStep,
+    /// The last [`Step::Event`].
+    event: Event<'static>,
+    /// The last [`Step::Unknown`]: its type and its payload's range.
+    unknown: (u64, usize, usize),
     stats: ChunkStats,
 }
 
@@ -80,6 +90,18 @@ impl<'t> Core<'t> {
             pos: 0,
             accesses: vec![Access::default(); table.max_ops()],
             n_acc: 0,
+            block: BlockStep {
+                block: 0,
+                insns: 0,
+                operands: 0,
+                complete: false,
+                via: Via::Explicit,
+            },
+            event: Event::Unknown {
+                ty: 0,
+                payload: &[],
+            },
+            unknown: (0, 0, 0),
             stats: ChunkStats::default(),
         }
     }
@@ -219,13 +241,14 @@ impl<'t> Core<'t> {
         }
         self.exec::<ADDR, COUNT>(id, insns, n_ops, partial.is_none(), has_addr, cur)?;
         self.pos = cur.pos();
-        Ok(Step::Block {
+        self.block = BlockStep {
             block: id,
             insns,
             operands: n_ops,
             complete: partial.is_none(),
             via,
-        })
+        };
+        Ok(Step::Block)
     }
 
     /// The event record with header `h` at `rpos`; a partial event goes on
@@ -251,17 +274,15 @@ impl<'t> Core<'t> {
                 if let (true, Event::Skip { count, .. }) = (COUNT, e) {
                     self.stats.skipped_insns = self.stats.skipped_insns.saturating_add(count);
                 }
-                Ok(Step::Event(e))
+                self.event = e;
+                Ok(Step::Event)
             }
             None => {
                 if COUNT {
                     self.stats.unknown_events += 1;
                 }
-                Ok(Step::Unknown {
-                    ty,
-                    start: self.pos - body.len(),
-                    end: self.pos,
-                })
+                self.unknown = (ty, self.pos - body.len(), self.pos);
+                Ok(Step::Unknown)
             }
         }
     }
@@ -349,13 +370,14 @@ impl<'t> Core<'t> {
         }
         let mut none = Cursor::new(&[]);
         self.exec::<ADDR, COUNT>(id, insns, n_ops, true, false, &mut none)?;
-        Ok(Step::Block {
+        self.block = BlockStep {
             block: id,
             insns,
             operands: n_ops,
             complete: true,
             via: Via::Run,
-        })
+        };
+        Ok(Step::Block)
     }
 
     #[inline(always)]
@@ -398,25 +420,25 @@ impl<'t> Core<'t> {
     pub(crate) fn event<'p>(&'p self, step: Step, payload: &'p [u8]) -> Option<Event<'p>> {
         match step {
             Step::End => None,
-            Step::Block {
-                block,
-                insns,
-                operands,
-                complete,
-                via,
-            } => Some(Event::Block(BlockExec {
-                block,
-                insns,
-                operands,
-                complete,
-                via,
-                accesses: &self.accesses[..self.n_acc],
-            })),
-            Step::Event(e) => Some(e),
-            Step::Unknown { ty, start, end } => Some(Event::Unknown {
-                ty,
-                payload: &payload[start..end],
-            }),
+            Step::Block => {
+                let b = self.block;
+                Some(Event::Block(BlockExec {
+                    block: b.block,
+                    insns: b.insns,
+                    operands: b.operands,
+                    complete: b.complete,
+                    via: b.via,
+                    accesses: &self.accesses[..self.n_acc],
+                }))
+            }
+            Step::Event => Some(self.event),
+            Step::Unknown => {
+                let (ty, start, end) = self.unknown;
+                Some(Event::Unknown {
+                    ty,
+                    payload: &payload[start..end],
+                })
+            }
         }
     }
 }
