@@ -241,15 +241,15 @@ impl<'t> Core<'t> {
             self.stats.with_addresses += has_addr as u64;
             self.stats.partial += partial.is_some() as u64;
         }
-        self.exec::<ADDR, COUNT>(id, insns, n_ops, partial.is_none(), has_addr, cur)?;
-        self.pos = cur.pos();
-        self.block = BlockStep {
+        let step = BlockStep {
             block: id,
             insns,
             operands: n_ops,
             complete: partial.is_none(),
             via,
         };
+        self.exec::<ADDR, COUNT>(step, has_addr, cur)?;
+        self.pos = cur.pos();
         Ok(Step::Block)
     }
 
@@ -370,28 +370,35 @@ impl<'t> Core<'t> {
         if COUNT {
             self.stats.run_blocks += 1;
         }
-        let mut none = Cursor::new(&[]);
-        self.exec::<ADDR, COUNT>(id, insns, n_ops, true, false, &mut none)?;
-        self.block = BlockStep {
+        let step = BlockStep {
             block: id,
             insns,
             operands: n_ops,
             complete: true,
             via: Via::Run,
         };
+        self.exec::<ADDR, COUNT>(step, false, &mut Cursor::new(&[]))?;
         Ok(Step::Block)
     }
 
+    /// Executes `step`, reading its operands' values from `cur` when the
+    /// record has addresses. It becomes the last block execution at once
+    /// (read only after a step that succeeded).
     #[inline(always)]
     fn exec<const ADDR: bool, const COUNT: bool>(
         &mut self,
-        id: BlockId,
-        insns: u32,
-        n_ops: u32,
-        complete: bool,
+        step: BlockStep,
         has_addr: bool,
         cur: &mut Cursor<'_>,
     ) -> Result<(), DecodeError> {
+        let BlockStep {
+            block: id,
+            insns,
+            operands: n_ops,
+            complete,
+            ..
+        } = step;
+        self.block = step;
         let table = self.table;
         let rec = table.rec(id);
         self.pred.arrive(id, rec.address);

@@ -321,6 +321,17 @@ impl Predictor {
 
     /// The tag of an address entry for `key` written in this chunk (without
     /// its mode bit).
+    /// The address of operand `j` of block `b` whose record gives `delta`,
+    /// its difference from the prediction (the reader's side of
+    /// [`predict`](Self::predict) and [`update`](Self::update)); learns it.
+    #[inline(always)]
+    pub(crate) fn resolve(&mut self, b: BlockId, j: u32, delta: u64, prev: Option<u64>) -> u64 {
+        let p = self.predict(b, j, prev);
+        let a = p.addr.wrapping_add(delta);
+        self.update(p, a, prev);
+        a
+    }
+
     #[inline(always)]
     fn tag(&self, key: u64) -> u64 {
         (key + 1) | u64::from(self.gen) << GEN_SHIFT

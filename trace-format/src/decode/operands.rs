@@ -32,9 +32,7 @@ impl Core<'_> {
                 j += 1;
                 continue;
             };
-            let p = self.pred.predict(id, j as u32, None);
-            let a = p.addr.wrapping_add(delta);
-            self.pred.update(p, a, None);
+            let a = self.pred.resolve(id, j as u32, delta, None);
             acc[0] = access(j, op, a);
             break a;
         };
@@ -43,9 +41,7 @@ impl Core<'_> {
             let Some(delta) = Self::delta(op, has_addr, cur)? else {
                 continue;
             };
-            let p = self.pred.predict(id, j as u32, Some(prev));
-            let a = p.addr.wrapping_add(delta);
-            self.pred.update(p, a, Some(prev));
+            let a = self.pred.resolve(id, j as u32, delta, Some(prev));
             acc[k] = access(j, op, a);
             prev = a;
             k += 1;
