@@ -191,11 +191,11 @@ impl Replay<'_> {
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
         let unfinished = w.lanes.iter().filter(|l| !l.done).count() as u64;
-        let first = std::mem::take(&mut w.tally.stats);
+        let first = w.tally.finish();
         drop(w);
         drop(fanout);
         Ok(std::iter::once(first)
-            .chain(others.into_iter().map(|t| t.stats))
+            .chain(others.into_iter().map(|mut t| t.finish()))
             .map(|mut s| {
                 s.unfinished_lanes = unfinished;
                 s

@@ -15,8 +15,9 @@ use tf_trace::LockKind;
 
 /// The counts of one warp's replay.
 pub(super) struct Tally<'a> {
-    /// What was counted.
-    pub(super) stats: WarpStats,
+    /// What was counted, but for the totals of instructions and memory,
+    /// which are the sums of the functions' (made by [`Tally::finish`]).
+    stats: WarpStats,
     segments: &'a Segments,
     coalescer: Coalescer,
 }
@@ -40,19 +41,34 @@ impl<'a> Tally<'a> {
             coalescer: Coalescer::new(width, stacks),
         }
     }
+
+    /// What was counted, the totals included. Every issue is charged to
+    /// exactly one function, so the totals are summed once here rather
+    /// than counted beside the function's on every issue.
+    pub(super) fn finish(&mut self) -> WarpStats {
+        let mut stats = std::mem::take(&mut self.stats);
+        for f in &stats.functions {
+            stats.insns.add(&f.insns);
+            stats.memory.add(&f.memory);
+        }
+        stats
+    }
 }
 
 impl IssueSink for Tally<'_> {
     fn issue(&mut self, issue: &Issue<'_>) {
         let s = &mut self.stats;
         let warp = issue.warp_instructions;
-        s.predicated_off += idle_instructions(issue.predicated, issue.active, warp);
-        s.spinning += idle_instructions(issue.spinning, issue.active, warp);
+        if issue.counted != issue.active {
+            // lanes predicated off or spinning (rare: only under --predicate
+            // or --lock-model spin)
+            s.predicated_off += idle_instructions(issue.predicated, issue.active, warp);
+            s.spinning += idle_instructions(issue.spinning, issue.active, warp);
+        }
         let issued = Insns {
             thread_instructions: issue.thread_instructions,
             warp_instructions: warp,
         };
-        s.insns.add(&issued);
         s.block_issues += 1;
         let f = (issue.function as usize).min(s.functions.len() - 1);
         s.functions[f].insns.add(&issued);
@@ -65,9 +81,7 @@ impl IssueSink for Tally<'_> {
         }
         if issue.block.n_ops > 0 {
             let fs = &mut s.functions[f].memory;
-            let all = &mut s.memory;
             self.coalescer.requests(issue, self.segments, |r| {
-                all.add_request(r.segment, r.write, r.sectors, r.interleaved);
                 fs.add_request(r.segment, r.write, r.sectors, r.interleaved);
             });
         }

@@ -205,9 +205,11 @@ impl Warp<'_, '_, '_> {
             return false;
         }
         let cb = self.cfg.canon.block(b);
-        let thread = thread
-            + idle_instructions(e.predicated, live, warp)
-            + idle_instructions(e.spinning, live, warp);
+        let counted = live | e.predicated | e.spinning;
+        if counted != live {
+            thread += idle_instructions(e.predicated, live, warp)
+                + idle_instructions(e.spinning, live, warp);
+        }
         self.unreported += thread;
         if self.unreported >= PROGRESS_STEP {
             self.cfg
@@ -243,7 +245,7 @@ impl Warp<'_, '_, '_> {
             block: cb,
             function: f,
             active: live,
-            counted: live | e.predicated | e.spinning,
+            counted,
             predicated: e.predicated,
             spinning: e.spinning,
             warp_instructions: warp,
