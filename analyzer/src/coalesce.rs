@@ -227,15 +227,11 @@ impl Coalescer {
         mut each: impl FnMut(Request),
     ) {
         let (stack, sp) = self.stacks[l.lane];
-        let mut c = 0;
-        for j in 0..n_ops {
-            let Some(a) = l.accesses.get(c) else {
-                break;
-            };
-            if a.operand.wrapping_sub(l.first_op) != j {
-                continue;
-            }
-            c += 1;
+        // A lane's accesses are its block's present operands, in operand
+        // order, one each: each is a request of its own.
+        for a in l.accesses {
+            let j = a.operand.wrapping_sub(l.first_op);
+            debug_assert!(j < n_ops, "an access outside its block's operands");
             let span = sector_range(a.addr, a.size).count() as u64;
             let interleaved = if a.addr >= stack.0 && a.addr < stack.1 {
                 interleaved_sector_count(a.addr, a.size, sp, l.lane as u32, self.width)

@@ -137,6 +137,11 @@ pub fn interleaved_sectors(
 /// ```
 #[inline]
 pub fn interleaved_sector_count(addr: u64, size: u16, sp: u64, lane: u32, width: usize) -> u64 {
+    if width >= 8 {
+        // The lane's words lie 4·W ≥ 32 bytes apart: one sector each.
+        let (first, last) = word_span(addr, size, sp);
+        return (last - first + 1) as u64;
+    }
     // The lane's words go up W words apart, so equal sectors are adjacent.
     let mut last = None;
     let mut n = 0;
@@ -205,10 +210,17 @@ fn interleaved_lane0_words(
     width: usize,
 ) -> impl Iterator<Item = i64> {
     const BASE: i64 = 1 << 60;
+    let (first, last) = word_span(addr, size, sp);
+    (first..=last).map(move |k| BASE.wrapping_add(4 * k * width as i64))
+}
+
+/// The first and last 4-byte words, counted from `sp`, of `[addr, addr + size)`.
+#[inline]
+fn word_span(addr: u64, size: u16, sp: u64) -> (i64, i64) {
     let d = addr.wrapping_sub(sp) as i64;
     let first = d.div_euclid(4);
     let last = (d + i64::from(size.max(1)) - 1).div_euclid(4);
-    (first..=last).map(move |k| BASE.wrapping_add(4 * k * width as i64))
+    (first, last)
 }
 
 /// The sector of lane `lane`'s copy of the word whose lane-0 copy is at `word`.
