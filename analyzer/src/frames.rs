@@ -136,6 +136,9 @@ impl FrameTracker {
 
     /// Moves from the step just executed (block `prev`, which ended as
     /// `prev_end`: see [`Step::end`](crate::blocks::Step::end)) to canonical block `next`.
+    // Inlined where called: most steps take the first branch, which is a
+    // test and a store, and a call cost more than it.
+    #[inline]
     pub fn advance(
         &mut self,
         canon: &CanonicalBlocks,
@@ -154,6 +157,18 @@ impl FrameTracker {
             self.frames.last_mut().expect("root").last = Some(next);
             return Transition::Same;
         }
+        self.advance_across(canon, prev, prev_end, next)
+    }
+
+    /// [`FrameTracker::advance`] past a step that may leave its frame.
+    #[inline(never)]
+    fn advance_across(
+        &mut self,
+        canon: &CanonicalBlocks,
+        prev: CBlockId,
+        prev_end: EndKind,
+        next: CBlockId,
+    ) -> Transition {
         let n = canon.block(next);
         let p = canon.block(prev);
         let t = if let Some(t) = self.take_pending(n, next) {
