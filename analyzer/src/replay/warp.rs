@@ -191,20 +191,32 @@ impl Warp<'_, '_, '_> {
     /// nothing issued) when one of them stands at another block.
     #[inline]
     pub(super) fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) -> bool {
+        let cb = self.cfg.canon.block(b);
         let mut thread = 0u64;
         let mut warp = 0u64;
         let mut elsewhere = false;
+        let mut lanes: ArrayVec<LaneIssue<'_>, 64> = ArrayVec::new();
         for i in bits(live) {
-            let step = &self.lanes[i].step;
-            elsewhere |= step.cblock != b;
-            let n = u64::from(step.insns);
+            let lane = &self.lanes[i];
+            elsewhere |= lane.step.cblock != b;
+            let n = u64::from(lane.step.insns);
             thread += n;
             warp = warp.max(n);
+            lanes.push(LaneIssue {
+                lane: i,
+                insns: lane.step.insns,
+                first_op: lane.step.first_op,
+                // a block without memory operands has no accesses to look up
+                accesses: if cb.n_ops > 0 {
+                    lane.source.accesses(&lane.step)
+                } else {
+                    &[]
+                },
+            });
         }
         if elsewhere {
             return false;
         }
-        let cb = self.cfg.canon.block(b);
         let counted = live | e.predicated | e.spinning;
         if counted != live {
             thread += idle_instructions(e.predicated, live, warp)
@@ -225,21 +237,6 @@ impl Warp<'_, '_, '_> {
             self.frame_function.1
         };
         let f = f.min(self.cfg.functions.max_id() as FunctionId);
-        let mut lanes: ArrayVec<LaneIssue<'_>, 64> = ArrayVec::new();
-        for i in bits(live) {
-            let lane = &self.lanes[i];
-            lanes.push(LaneIssue {
-                lane: i,
-                insns: lane.step.insns,
-                first_op: lane.step.first_op,
-                // a block without memory operands has no accesses to look up
-                accesses: if cb.n_ops > 0 {
-                    lane.source.accesses(&lane.step)
-                } else {
-                    &[]
-                },
-            });
-        }
         let issue = Issue {
             cblock: b,
             block: cb,
