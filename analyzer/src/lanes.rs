@@ -317,6 +317,16 @@ impl<'t> UnitReader<'t> {
                     self.event = event;
                     self.cursor = PieceCursor::new(x.block, x.insns, x.complete);
                     self.in_block = true;
+                    self.next_event += 1;
+                    // Strictly inside the unit (most events), neither of its
+                    // bounds can cut this block: its first piece is the step.
+                    if event > self.start.event && event < self.end.event {
+                        if let Some(step) = self.next_piece() {
+                            *out = step;
+                            return Ok(true);
+                        }
+                    }
+                    continue;
                 }
                 Some(Ok(Event::LockAcquire { kind, lock })) => {
                     events.push(LaneEvent::Acquire { kind, lock })
