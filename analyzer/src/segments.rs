@@ -250,3 +250,35 @@ pub fn sectors(addr: u64, size: u16, out: &mut Vec<u64>) {
 pub fn sector_range(addr: u64, size: u16) -> std::ops::RangeInclusive<u64> {
     addr / 32..=addr.saturating_add(u64::from(size.max(1)) - 1) / 32
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_lane_count_is_its_distinct_sectors() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..20_000 {
+            let width = [1, 2, 4, 7, 8, 12, 16, 32, 64][next(9) as usize];
+            let lane = next(width as u64) as u32;
+            let sp = 0x7fff_0000 + next(64);
+            let addr = sp - 256 + next(512);
+            let size = [1, 2, 3, 4, 8, 16, 32, 64][next(8) as usize];
+            let mut all = Vec::new();
+            interleaved_sectors(addr, size, sp, lane, width, &mut all);
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(
+                interleaved_sector_count(addr, size, sp, lane, width),
+                all.len() as u64,
+                "{addr:#x}+{size} sp {sp:#x} lane {lane} W={width}"
+            );
+        }
+    }
+}
