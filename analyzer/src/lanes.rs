@@ -322,6 +322,8 @@ impl<'t> UnitReader<'t> {
                     // bounds can cut this block: its first piece is the step.
                     if event > self.start.event && event < self.end.event {
                         if let Some(step) = self.next_piece() {
+                            // a block of one piece (most) is done with
+                            self.in_block = self.cursor.has_more();
                             *out = step;
                             return Ok(true);
                         }
