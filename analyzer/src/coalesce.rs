@@ -280,13 +280,7 @@ mod tests {
     /// pointer) or not: counted without gathering, as gathered and sorted.
     #[test]
     fn uniform_accesses_count_as_gathered_ones() {
-        let mut x = 12345u64;
-        let mut next = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
+        let mut next = crate::testutil::numbers(12345);
         let mut checked = 0;
         for _ in 0..4000 {
             let width = [4, 8, 12, 24, 32, 48, 64][next(7) as usize];

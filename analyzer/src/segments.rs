@@ -257,13 +257,7 @@ mod tests {
 
     #[test]
     fn one_lane_count_is_its_distinct_sectors() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = crate::testutil::numbers(0x2545_f491);
         for _ in 0..20_000 {
             let width = [1, 2, 4, 7, 8, 12, 16, 32, 64][next(9) as usize];
             let lane = next(width as u64) as u32;

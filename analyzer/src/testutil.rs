@@ -4,6 +4,18 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use tf_trace::{Trace, TraceWriter};
 
+/// A deterministic generator for randomized tests: each call with `n`
+/// gives the next number of `0..n`.
+pub fn numbers(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |n| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    }
+}
+
 /// A trace written into a fresh temporary directory, removed on drop.
 pub struct TempTrace {
     dir: PathBuf,
