@@ -217,8 +217,9 @@ impl Gather {
 }
 
 impl Coalescer {
-    /// [`Coalescer::requests`] of an issue with one lane: each of its
-    /// accesses is a request of its own (the same walk, without gathering).
+    /// [`Coalescer::requests`] of an issue with one lane: its accesses are
+    /// its block's present operands, in operand order, one each, so each is
+    /// a request of its own (nothing to gather).
     fn one_lane(
         &mut self,
         l: &LaneIssue<'_>,
@@ -227,8 +228,6 @@ impl Coalescer {
         mut each: impl FnMut(Request),
     ) {
         let (stack, sp) = self.stacks[l.lane];
-        // A lane's accesses are its block's present operands, in operand
-        // order, one each: each is a request of its own.
         for a in l.accesses {
             let j = a.operand.wrapping_sub(l.first_op);
             debug_assert!(j < n_ops, "an access outside its block's operands");

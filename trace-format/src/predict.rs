@@ -319,8 +319,6 @@ impl Predictor {
         }
     }
 
-    /// The tag of an address entry for `key` written in this chunk (without
-    /// its mode bit).
     /// The address of operand `j` of block `b` whose record gives `delta`,
     /// its difference from the prediction (the reader's side of
     /// [`predict`](Self::predict) and [`update`](Self::update)); learns it.
@@ -332,6 +330,8 @@ impl Predictor {
         a
     }
 
+    /// The tag of an address entry for `key` written in this chunk (without
+    /// its mode bit).
     #[inline(always)]
     fn tag(&self, key: u64) -> u64 {
         (key + 1) | u64::from(self.gen) << GEN_SHIFT
