@@ -1,6 +1,6 @@
 //! `--only FN` / `--exclude FN`: the functions a name means, found before
 //! the program runs in the symbol tables of the program and the libraries
-//! it loads ([`loaded`](crate::loaded)).
+//! it loads ([`loaded`]).
 //!
 //! A name matches a function symbol when it is the raw (mangled) symbol, the
 //! symbol without its `@VERSION`, the demangled name as `tf analyze` prints

@@ -5,7 +5,7 @@
 //! per warp, the dynamic SASS instructions the warp issued with their active
 //! masks and per-lane addresses. This crate turns tf's replay into such a
 //! directory: [`translate`] lowers x86 instructions to SASS-like operations,
-//! [`line`] writes instruction lines, [`check`] validates a directory
+//! [`line`](mod@line) writes instruction lines, [`check`] validates a directory
 //! against what Accel-Sim's parser and simulator require. The format as
 //! this crate relies on it is described in `docs/accelsim-export.md`.
 #![warn(missing_docs)]

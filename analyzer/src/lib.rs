@@ -2,7 +2,7 @@
 //!
 //! [`analyze`] runs them all: read the trace, split blocks into canonical
 //! basic blocks ([`blocks`]), follow frames ([`frames`]) to build one dynamic
-//! CFG per function ([`cfg`]) and its post-dominators ([`ipdom`]), cut units
+//! CFG per function ([`cfg`](mod@cfg)) and its post-dominators ([`ipdom`]), cut units
 //! ([`units`]), batch them into warps ([`warps`]), replay each warp on a SIMT
 //! stack ([`replay`]) and report ([`results`]).
 

@@ -115,7 +115,7 @@ pub struct Settings {
     pub all_functions: bool,
 }
 
-/// What [`write`] wrote.
+/// What [`write`](fn@write) wrote.
 #[derive(Clone, Debug)]
 pub struct Written {
     /// The index page.
