@@ -65,7 +65,7 @@ static void print_usage(void)
                "    --tf-only=FN          trace only while FN is on the call stack (repeatable)\n"
                "    --tf-exclude=FN       skip FN and its callees (repeatable)\n"
                "    --tf-verbose=no|yes   describe the runtime functions found [no]\n"
-               "    --tf-encoders=N       encoder threads, 1..8; 0: one per spare core, at least 2 [0]\n");
+               "    --tf-encoders=N       encoder threads, 1..8; 0: 8 [0]\n");
 }
 
 static void print_debug_usage(void)

@@ -229,23 +229,20 @@ static ULong *segment(Worker *w)
    return s;
 }
 
-/* Encoder threads: one per core but the one Valgrind runs on, at most 8,
- * and at least 2. Valgrind runs one client thread at a time, and a thread's
- * stream is encoded by its own encoder thread, in order: a second encoder
- * works through the backlog of the threads that are not running while the
- * first keeps up with the one that is (so the queues are deep: about 32 MiB
- * of raw records per encoder thread). On 2 cores this took tf trace of
- * pigz -p 4 (20 MB) from 22.1 s to 16.3 s (benches/trace_overhead.sh). */
+/* Encoder threads: 8 (or --tf-encoders), whatever the number of cores;
+ * client thread i goes to encoder thread i mod 8, so up to 8 client threads
+ * each have their own. Valgrind runs one client thread at a time, and a
+ * thread's stream is encoded by its encoder thread, in order. With an
+ * encoder per busy client thread, the kernel shares the cores among the
+ * streams that have a backlog; with one encoder per core, a busy stream
+ * waited behind another stream's backlog on its encoder while the other
+ * encoder sat idle. The queues are deep (about 32 MiB of raw records per
+ * encoder thread) so that the client runs ahead while the encoders catch
+ * up. On 2 cores, tf trace of pigz -p 4 (20 MB) took 11.3 s with 2 encoder
+ * threads and 10.1 s with 8 (benches/trace_overhead.sh). */
 static UInt count_workers(void)
 {
-   ULong mask[16];
-   long n = sys(__NR_sched_getaffinity, 0, sizeof mask, (long)(Addr)mask, 0);
-   UInt cpus = 0, i;
-   for (i = 0; n > 0 && i < (UInt)n / 8; i++)
-      cpus += __builtin_popcountll(mask[i]);
-   if (tf_encoders > 0)
-      return tf_encoders;
-   return cpus <= 3 ? 2 : cpus - 1 > MAX_WORKERS ? MAX_WORKERS : cpus - 1;
+   return tf_encoders > 0 ? (UInt)tf_encoders : MAX_WORKERS;
 }
 
 UInt tf_raw_workers(void)
