@@ -301,19 +301,21 @@ impl<'t> UnitReader<'t> {
                 return Ok(false);
             }
             // Events before the unit's start were read by `skip_to_start`.
-            // Matched where the reader returned it: moved out first (by
-            // `?`), the event was copied in pieces that did not match the
-            // stores that had just written it, and read back stalled.
-            match self.reader.next_event() {
-                None => {
+            // Read in place: the event is not built and returned through
+            // memory, and only its fields that matter here are read.
+            match self.reader.advance() {
+                Ok(true) => {}
+                Ok(false) => {
                     self.done = true;
                     return Ok(false);
                 }
-                Some(Err(e)) => {
+                Err(e) => {
                     self.next_event += 1;
                     return Err(e);
                 }
-                Some(Ok(Event::Block(x))) => {
+            }
+            match self.reader.current() {
+                Some(Event::Block(x)) => {
                     self.event = event;
                     self.cursor = PieceCursor::new(x.block, x.insns, x.complete);
                     self.in_block = true;
@@ -330,15 +332,15 @@ impl<'t> UnitReader<'t> {
                     }
                     continue;
                 }
-                Some(Ok(Event::LockAcquire { kind, lock })) => {
+                Some(Event::LockAcquire { kind, lock }) => {
                     events.push(LaneEvent::Acquire { kind, lock })
                 }
-                Some(Ok(Event::LockRelease { kind, lock })) => {
+                Some(Event::LockRelease { kind, lock }) => {
                     events.push(LaneEvent::Release { kind, lock })
                 }
-                Some(Ok(Event::Signal { .. })) => events.push(LaneEvent::Signal),
-                Some(Ok(Event::SignalReturn { .. })) => events.push(LaneEvent::SignalReturn),
-                Some(Ok(_)) => {}
+                Some(Event::Signal { .. }) => events.push(LaneEvent::Signal),
+                Some(Event::SignalReturn { .. }) => events.push(LaneEvent::SignalReturn),
+                Some(_) | None => {}
             }
             self.next_event += 1;
         }

@@ -55,6 +55,9 @@ pub struct ThreadReader<'t> {
     chunks: ChunkReader,
     core: Core<'t>,
     in_chunk: bool,
+    /// What the last [`advance`](Self::advance) read (`End` before the
+    /// first, and after a seek or the end).
+    last: Step,
     chunk_stats: ChunkStats,
     addresses: bool,
     checking: Checking,
@@ -97,6 +100,7 @@ impl<'t> ThreadReader<'t> {
             core: Core::new(blocks, h.params),
             chunks,
             in_chunk: false,
+            last: Step::End,
             chunk_stats: ChunkStats::default(),
             addresses: true,
             checking: Checking::Always,
@@ -210,6 +214,7 @@ impl<'t> ThreadReader<'t> {
     pub fn seek_chunk(&mut self, offset: u64, seq: u32) -> Result<()> {
         self.chunks.seek(offset, seq)?;
         self.in_chunk = false;
+        self.last = Step::End;
         self.unchecked = false;
         Ok(())
     }
@@ -252,6 +257,7 @@ impl<'t> ThreadReader<'t> {
             chunks: self.chunks.try_clone()?,
             core: self.core.clone(),
             in_chunk: self.in_chunk,
+            last: self.last,
             chunk_stats: self.chunk_stats,
             addresses: self.addresses,
             checking: self.checking,
@@ -279,12 +285,51 @@ impl<'t> ThreadReader<'t> {
     /// The next event, `None` at the end of the stream or after an error.
     #[inline]
     pub fn next_event(&mut self) -> Option<Result<Event<'_>>> {
-        let step = loop {
+        match self.advance() {
+            Ok(true) => self.current().map(Ok),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Reads the next event without handing it out: true, and the event is
+    /// [`current`](Self::current) until the next call; false at the end of
+    /// the stream or after an error. What [`next_event`](Self::next_event)
+    /// does, for a caller that looks at most events' fields only: the event
+    /// is not built and returned through memory.
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// use tf_trace::{BlockDef, EndKind, Event, Trace, TraceWriter};
+    /// let dir = std::env::temp_dir().join(format!("tf-doc-advance-{}", std::process::id()));
+    /// let mut w = TraceWriter::create(&dir)?;
+    /// let b = w.block(&BlockDef::new(0x1000).insn(4).insn(2).insn(3).end(EndKind::Branch))?;
+    /// let mut t = w.thread(1)?;
+    /// t.exec(b, &[])?;
+    /// t.exec(b, &[])?;
+    /// w.finish()?;
+    /// let trace = Trace::open(&dir)?;
+    /// let mut r = trace.read_thread(1)?;
+    /// let mut insns = 0;
+    /// while r.advance()? {
+    ///     if let Some(Event::Block(x)) = r.current() {
+    ///         insns += x.insns;
+    ///     }
+    /// }
+    /// assert_eq!(insns, 6);
+    /// assert!(r.current().is_none()); // at the end
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    #[inline]
+    pub fn advance(&mut self) -> Result<bool> {
+        self.last = Step::End;
+        loop {
             if !self.in_chunk {
                 match self.enter_next_chunk() {
                     Ok(true) => {}
-                    Ok(false) => return None,
-                    Err(e) => return Some(Err(e)),
+                    Ok(false) => return Ok(false),
+                    Err(e) => return Err(e),
                 }
             }
             let step = if self.addresses {
@@ -300,17 +345,26 @@ impl<'t> ThreadReader<'t> {
                         self.mark_decoded();
                     }
                 }
-                Ok(step) => break step,
+                Ok(step) => {
+                    self.last = step;
+                    return Ok(true);
+                }
                 Err(e) => {
                     self.in_chunk = false;
                     self.returned_damaged |= std::mem::take(&mut self.unchecked);
                     let err = self.chunks.decode_damage(e);
                     self.chunks.stop();
-                    return Some(Err(err));
+                    return Err(err);
                 }
             }
-        };
-        self.core.event(step, self.chunks.payload()).map(Ok)
+        }
+    }
+
+    /// The event the last [`advance`](Self::advance) read, `None` if it
+    /// read none.
+    #[inline]
+    pub fn current(&self) -> Option<Event<'_>> {
+        self.core.event(self.last, self.chunks.payload())
     }
 
     /// Reads the next chunk and checks it as this reader's checking says;
