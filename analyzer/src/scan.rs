@@ -230,14 +230,18 @@ impl ScanJob<'_> {
         let mut chunk_seq = u32::MAX;
         let mut reported = 0u64;
         let mut event = 0u64;
-        while let Some(ev) = reader.next_event() {
-            let ev = match ev {
-                Ok(ev) => ev,
+        // Each event is read in place (ThreadReader::advance), not built
+        // and returned through memory.
+        loop {
+            match reader.advance() {
+                Ok(true) => {}
+                Ok(false) => break,
                 Err(e) => {
                     out.damage = Some(e.to_string());
                     break;
                 }
-            };
+            }
+            let Some(ev) = reader.current() else { break };
             match ev {
                 Event::Block(x) => {
                     out.traced += u64::from(x.insns);
