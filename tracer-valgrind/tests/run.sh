@@ -101,23 +101,30 @@ check "fault: 4 threads" sh -c "[ \$(grep -c '^  thread [0-9]*: parent' '$work/f
 
 # --- locks --------------------------------------------------------------------------
 cc -pthread -o "$work/bin/locks" "$here/locks.c"
-trace locks -- "$work/bin/locks"
-addr() { grep -o "$1 0x[0-9a-f]*" "$work/locks.out" | awk '{print $2}'; }
-m=$(addr " m"); m2=$(addr m2); sp=$(addr sp); rw=$(addr rw); sem=$(addr sem)
-check "locks: 3 workers, parent 1, start routine worker" \
-    sh -c "[ \$(grep -c 'parent 1 .* start $(addr worker) ' '$work/locks.txt') = 3 ]"
-check "locks: main's trylock succeeds once on m2, then releases it" \
-    sh -c "grep -c 'lock_acquire Mutex $m2\$' '$work/locks.txt' | grep -qx 1 &&
-           grep -c 'lock_release Mutex $m2\$' '$work/locks.txt' | grep -qx 1"
-check "locks: each worker: 3+2 mutex acquires of m (loop, cond wait)" \
-    sh -c "[ \$(grep -c 'lock_acquire Mutex $m\$' '$work/locks.txt') -ge 15 ]"
-check "locks: spin, rwlock read and write, semaphore" \
-    sh -c "grep -q 'lock_acquire Spin $sp\$' '$work/locks.txt' &&
-           grep -q 'lock_release Spin $sp\$' '$work/locks.txt' &&
-           grep -q 'lock_release RwRead $rw\$' '$work/locks.txt' &&
-           grep -q 'lock_release RwWrite $rw\$' '$work/locks.txt' &&
-           grep -q 'lock_acquire Semaphore $sem\$' '$work/locks.txt'"
-check "locks: condition waits and joins are skips of reason 1" grep -q 'skip SyncWait ' "$work/locks.txt"
+# Twice: with the default encoder threads (one per client thread), and with
+# one encoder thread that all four client threads share.
+for encoders in 0 1; do
+    l=locks; [ "$encoders" = 0 ] || l=locks-shared
+    trace $l --tf-encoders=$encoders -- "$work/bin/locks"
+    addr() { grep -o "$1 0x[0-9a-f]*" "$work/$l.out" | awk '{print $2}'; }
+    m=$(addr " m"); m2=$(addr m2); sp=$(addr sp); rw=$(addr rw); sem=$(addr sem)
+    check "$l: 3 workers, parent 1, start routine worker" \
+        sh -c "[ \$(grep -c 'parent 1 .* start $(addr worker) ' '$work/$l.txt') = 3 ]"
+    check "$l: main's trylock succeeds once on m2, then releases it" \
+        sh -c "grep -c 'lock_acquire Mutex $m2\$' '$work/$l.txt' | grep -qx 1 &&
+               grep -c 'lock_release Mutex $m2\$' '$work/$l.txt' | grep -qx 1"
+    check "$l: each worker: 3+2 mutex acquires of m (loop, cond wait)" \
+        sh -c "[ \$(grep -c 'lock_acquire Mutex $m\$' '$work/$l.txt') -ge 15 ]"
+    check "$l: spin, rwlock read and write, semaphore" \
+        sh -c "grep -q 'lock_acquire Spin $sp\$' '$work/$l.txt' &&
+               grep -q 'lock_release Spin $sp\$' '$work/$l.txt' &&
+               grep -q 'lock_release RwRead $rw\$' '$work/$l.txt' &&
+               grep -q 'lock_release RwWrite $rw\$' '$work/$l.txt' &&
+               grep -q 'lock_acquire Semaphore $sem\$' '$work/$l.txt'"
+    check "$l: condition waits and joins are skips of reason 1" grep -q 'skip SyncWait ' "$work/$l.txt"
+    check "$l: the trace is complete and reads without damage" \
+        sh -c "grep -qx 0 '$work/$l.status' && grep -qx 0 '$work/$l.dumpstatus' && ! grep -q 'complete: false' '$work/$l.txt'"
+done
 
 # --- OpenMP --------------------------------------------------------------------------
 cc -fopenmp -o "$work/bin/omp" "$here/omp.c"
