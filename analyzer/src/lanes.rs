@@ -314,8 +314,8 @@ impl<'t> UnitReader<'t> {
                     return Err(e);
                 }
             }
-            match self.reader.current() {
-                Some(Event::Block(x)) => {
+            match self.reader.current().expect("advance read an event") {
+                Event::Block(x) => {
                     self.event = event;
                     self.cursor = PieceCursor::new(x.block, x.insns, x.complete);
                     self.in_block = true;
@@ -332,15 +332,11 @@ impl<'t> UnitReader<'t> {
                     }
                     continue;
                 }
-                Some(Event::LockAcquire { kind, lock }) => {
-                    events.push(LaneEvent::Acquire { kind, lock })
-                }
-                Some(Event::LockRelease { kind, lock }) => {
-                    events.push(LaneEvent::Release { kind, lock })
-                }
-                Some(Event::Signal { .. }) => events.push(LaneEvent::Signal),
-                Some(Event::SignalReturn { .. }) => events.push(LaneEvent::SignalReturn),
-                Some(_) | None => {}
+                Event::LockAcquire { kind, lock } => events.push(LaneEvent::Acquire { kind, lock }),
+                Event::LockRelease { kind, lock } => events.push(LaneEvent::Release { kind, lock }),
+                Event::Signal { .. } => events.push(LaneEvent::Signal),
+                Event::SignalReturn { .. } => events.push(LaneEvent::SignalReturn),
+                _ => {}
             }
             self.next_event += 1;
         }

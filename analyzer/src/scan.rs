@@ -241,8 +241,7 @@ impl ScanJob<'_> {
                     break;
                 }
             }
-            let Some(ev) = reader.current() else { break };
-            match ev {
+            match reader.current().expect("advance read an event") {
                 Event::Block(x) => {
                     out.traced += u64::from(x.insns);
                     let units = cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine);

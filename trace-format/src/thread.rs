@@ -294,9 +294,9 @@ impl<'t> ThreadReader<'t> {
 
     /// Reads the next event without handing it out: true, and the event is
     /// [`current`](Self::current) until the next call; false at the end of
-    /// the stream or after an error. What [`next_event`](Self::next_event)
-    /// does, for a caller that looks at most events' fields only: the event
-    /// is not built and returned through memory.
+    /// the stream or after an error. [`next_event`](Self::next_event) in
+    /// two steps, for a caller that reads a few fields of most events: the
+    /// event is not built and returned through memory.
     ///
     /// ```
     /// # fn main() -> tf_trace::Result<()> {
@@ -360,8 +360,8 @@ impl<'t> ThreadReader<'t> {
         }
     }
 
-    /// The event the last [`advance`](Self::advance) read, `None` if it
-    /// read none.
+    /// The event the last [`advance`](Self::advance) read: `Some` whenever
+    /// it returned true, `None` if it read none.
     #[inline]
     pub fn current(&self) -> Option<Event<'_>> {
         self.core.event(self.last, self.chunks.payload())
@@ -411,8 +411,9 @@ impl<'t> ThreadReader<'t> {
         }
     }
 
-    /// The memory accesses of the last block execution that
-    /// [`next_event`](Self::next_event) returned, as its event gave them,
+    /// The memory accesses of the last block execution read (by
+    /// [`next_event`](Self::next_event) or [`advance`](Self::advance)), as
+    /// its event gives them,
     /// until the next call: a caller that goes on using them after the
     /// event (the analyzer's lanes, which split a block into pieces) need
     /// not copy them.
