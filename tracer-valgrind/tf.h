@@ -144,10 +144,12 @@ void tf_blocks_manifest_modules(tf_mp *mp);
 /* Threads (tf_thread.c), and their raw segments (tf_raw.c)             */
 
 /* Raw records in a segment: a block word and the block's `slots` words, or
- * a marker. Block word: id + 1 in bits 0..31; a partial execution also has
- * bit 62 set, n_insns in bits 32..43 and n_ops in bits 44..61. Marker: bit
- * 63 set, its kind in bits 56..62, a payload in bits 0..55, maybe followed
- * by more words. A zero word at the cursor means no block is in progress. */
+ * a marker. Block word: id + 1 in bits 0..31; a complete execution has the
+ * block's `slots` in bits 32..61 (so that the encoder thread finds the next
+ * record without waiting for the block's description), a partial one bit
+ * 62 set, n_insns in bits 32..43 and n_ops in bits 44..61. Marker: bit 63
+ * set, its kind in bits 56..62, a payload in bits 0..55, maybe followed by
+ * more words. A zero word at the cursor means no block is in progress. */
 #define TF_RAW_PARTIAL (1ull << 62)
 #define TF_RAW_MARKER (1ull << 63)
 #define TF_RAW_MAX_PARTIAL_INSNS 0xFFFu
@@ -162,6 +164,10 @@ enum {
    MK_STATIC = 7   /* + loop, thread, threads (a static_loop event) */
 };
 
+static inline ULong tf_raw_block_word(UInt id, UInt slots)
+{
+   return (ULong)(id + 1) | ((ULong)slots << 32);
+}
 static inline ULong tf_raw_partial_word(UInt id, UInt n_insns, UInt n_ops)
 {
    return (ULong)(id + 1) | TF_RAW_PARTIAL | ((ULong)n_insns << 32) | ((ULong)n_ops << 44);

@@ -5,7 +5,7 @@
  * are in the thread's shadow guest state:
  *
  *   p = cursor; if (p + slots + 2 > limit) exit to the scheduler;
- *   p[0] = id + 1; p[1 + slots] = 0;  [p[1 + arg_slot] = RDI/RSI/RDX]
+ *   p[0] = block word; p[1 + slots] = 0;  [p[1 + arg_slot] = RDI/RSI/RDX]
  *   ... p[1 + j] = address of operand j, right before its access
  *       (guarded accesses store ITE(guard, addr, 0)) ...
  *   [p[1 + rax_slot] = RAX at a return]
@@ -368,7 +368,7 @@ static void emit_header(IRSB *sb, const Block *b, UInt id, IRTemp p, IRTemp end)
     * emulation-warning exit silently. */
    addStmtToIRSB(sb, IRStmt_Exit(rdtmp(full), Ijk_EmWarn, IRConst_U64(b->info.address),
                                  OFFSET_amd64_RIP));
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rdtmp(p), u64((ULong)id + 1)));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rdtmp(p), u64(tf_raw_block_word(id, b->slots))));
    addStmtToIRSB(sb, IRStmt_WrTmp(end, IRExpr_Binop(Iop_Add64, rdtmp(p),
                                                     u64(8 * (1 + (ULong)b->slots)))));
    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rdtmp(end), u64(0)));

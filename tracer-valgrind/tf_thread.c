@@ -119,7 +119,7 @@ void tf_threads_free_ended(void)
 
 static __attribute__((noinline)) void exec_slow(Thread *t, UInt id, const Block *b, ULong word, const ULong *slots)
 {
-   Bool partial = (word >> 32) != 0;
+   Bool partial = (word & TF_RAW_PARTIAL) != 0;
    UInt n_insns = partial ? (UInt)(word >> 32) & TF_RAW_MAX_PARTIAL_INSNS : b->info.n_insns;
    UInt n_ops = partial ? (UInt)(word >> 44) & TF_RAW_MAX_PARTIAL_OPS : b->info.n_ops;
    const FnRole *r = &b->role;
@@ -198,8 +198,14 @@ void tf_thread_consume(Thread *t, const ULong *p, const ULong *end)
          continue;
       }
       b = tf_block(id);
-      p = slots + b->slots;
-      if (LIKELY((word >> 32) == 0 && plain && b->role.role == ROLE_NONE)) {
+      if (LIKELY(!(word & TF_RAW_PARTIAL))) {
+         /* the next record's place from this word alone: reading it does
+          * not wait for the block's description */
+         p = slots + (word >> 32);
+      } else {
+         p = slots + b->slots;
+      }
+      if (LIKELY(!(word & TF_RAW_PARTIAL) && plain && b->role.role == ROLE_NONE)) {
          if (encode)
             tf_enc_exec_fast(&t->enc, id, &b->info, False, b->info.n_insns, b->info.n_ops,
                              (const uint64_t *)slots);
