@@ -486,9 +486,9 @@ fn writer_rejects_what_the_format_cannot_say() {
     assert_eq!(w.blocks().len(), 1);
 }
 
-#[test]
-fn seeking_to_a_chunk_reads_the_same_events_as_reading_through() {
-    let d = TempDir::new("seek");
+/// A thread of 1000 block executions and lock events in small chunks.
+fn chunked(name: &str) -> (TempDir, Trace) {
+    let d = TempDir::new(name);
     let opts = WriterOptions {
         chunk_target: 64,
         ..WriterOptions::default()
@@ -505,10 +505,20 @@ fn seeking_to_a_chunk_reads_the_same_events_as_reading_through() {
         for i in 0..500u64 {
             t.exec(a, &[0x10_0000 + 8 * i]).unwrap();
             t.exec(b, &[0x20_0000 + 4 * (i * i % 97)]).unwrap();
+            if i % 17 == 0 {
+                t.lock_acquire(tf_trace::LockKind::Mutex, 0x6000).unwrap();
+                t.lock_release(tf_trace::LockKind::Mutex, 0x6000).unwrap();
+            }
         }
     }
     w.finish().unwrap();
     let trace = Trace::open(d.path()).unwrap();
+    (d, trace)
+}
+
+#[test]
+fn seeking_to_a_chunk_reads_the_same_events_as_reading_through() {
+    let (_d, trace) = chunked("seek");
     // Read through, noting where each chunk starts.
     let mut all = Vec::new();
     let mut starts = Vec::new();
@@ -540,29 +550,7 @@ fn seeking_to_a_chunk_reads_the_same_events_as_reading_through() {
 /// seek and at the end.
 #[test]
 fn advance_and_current_read_what_next_event_reads() {
-    let d = TempDir::new("advance");
-    let opts = WriterOptions {
-        chunk_target: 64,
-        ..WriterOptions::default()
-    };
-    let mut w = TraceWriter::create_with(d.path(), opts).unwrap();
-    let a = w
-        .block(&BlockDef::new(0x1000).insn(3).read(8).end(EndKind::Branch))
-        .unwrap();
-    let b = no_ops_block(&mut w, 0x1003, 2, EndKind::Jump);
-    {
-        let mut t = w.thread(1).unwrap();
-        for i in 0..300u64 {
-            t.exec(a, &[0x10_0000 + 8 * (i * i % 89)]).unwrap();
-            t.exec(b, &[]).unwrap();
-            if i % 17 == 0 {
-                t.lock_acquire(tf_trace::LockKind::Mutex, 0x6000).unwrap();
-                t.lock_release(tf_trace::LockKind::Mutex, 0x6000).unwrap();
-            }
-        }
-    }
-    w.finish().unwrap();
-    let trace = Trace::open(d.path()).unwrap();
+    let (_d, trace) = chunked("advance");
     let all = read_ok(&trace, 1);
     let mut r = trace.read_thread(1).unwrap();
     assert!(r.current().is_none(), "before the first event");
