@@ -22,7 +22,8 @@
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::frames::{FrameTracker, Transition};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::HashMap;
 use tf_trace::EndKind;
 
 /// The virtual exit node of every function's graph.
@@ -59,15 +60,16 @@ pub type Cfgs = HashMap<u64, FunctionCfg>;
 
 #[derive(Default)]
 struct Pending {
-    entries: HashSet<CBlockId>,
-    edges: HashSet<(CBlockId, CBlockId)>,
+    entries: FxHashSet<CBlockId>,
+    edges: FxHashSet<(CBlockId, CBlockId)>,
 }
 
 /// Collects edges while threads are replayed through their frames.
 ///
 /// One builder per thread (they are cheap to merge with [`merge`](Self::merge)).
 pub struct CfgBuilder {
-    funcs: HashMap<u64, Pending>,
+    // Fx: looked up at every call and every new edge of every thread's scan.
+    funcs: FxHashMap<u64, Pending>,
     /// The last edge added from each block, to skip the hash set for the
     /// edges that repeat (almost all of them).
     recent: Vec<(CBlockId, u64)>,
@@ -77,7 +79,7 @@ impl CfgBuilder {
     /// A builder for graphs over `n_blocks` canonical blocks.
     pub fn new(n_blocks: usize) -> CfgBuilder {
         CfgBuilder {
-            funcs: HashMap::new(),
+            funcs: FxHashMap::default(),
             recent: vec![(VEXIT, 0); n_blocks],
         }
     }
