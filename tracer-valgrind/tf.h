@@ -246,7 +246,6 @@ void tf_raw_fault(Thread *t, Addr ip);
 void tf_raw_drain(Bool flush);
 /* In a forked child: there is no encoder thread. */
 void tf_raw_forget(void);
-UInt tf_raw_workers(void);
 
 /* tf_omp.c (Valgrind thread): handles a client request of the preload
  * library (tf_requests.h) made by thread t; False if it is not one. */

@@ -229,9 +229,9 @@ static ULong *segment(Worker *w)
    return s;
 }
 
-/* Encoder threads: 8 (or --tf-encoders), whatever the number of cores;
- * client thread i goes to encoder thread i mod 8, so up to 8 client threads
- * each have their own. Valgrind runs one client thread at a time, and a
+/* Encoder threads: 8 (or --tf-encoders=N), whatever the number of cores;
+ * client thread i goes to encoder thread i mod 8 (mod N), so up to 8 client
+ * threads each have their own. Valgrind runs one client thread at a time, and a
  * thread's stream is encoded by its encoder thread, in order. With an
  * encoder per busy client thread, the kernel shares the cores among the
  * streams that have a backlog; with one encoder per core, a busy stream
@@ -243,11 +243,6 @@ static ULong *segment(Worker *w)
 static UInt count_workers(void)
 {
    return tf_encoders > 0 ? (UInt)tf_encoders : MAX_WORKERS;
-}
-
-UInt tf_raw_workers(void)
-{
-   return n_workers;
 }
 
 void tf_raw_init(Int base)

@@ -198,14 +198,16 @@ void tf_thread_consume(Thread *t, const ULong *p, const ULong *end)
          continue;
       }
       b = tf_block(id);
-      if (LIKELY(!(word & TF_RAW_PARTIAL))) {
-         /* the next record's place from this word alone: reading it does
-          * not wait for the block's description */
-         p = slots + (word >> 32);
-      } else {
+      if (UNLIKELY(word & TF_RAW_PARTIAL)) {
          p = slots + b->slots;
+         exec_slow(t, id, b, word, slots);
+         plain = plain_tracing(t);
+         continue;
       }
-      if (LIKELY(!(word & TF_RAW_PARTIAL) && plain && b->role.role == ROLE_NONE)) {
+      /* the next record's place from this word alone: reading it does not
+       * wait for the block's description */
+      p = slots + (word >> 32);
+      if (LIKELY(plain && b->role.role == ROLE_NONE)) {
          if (encode)
             tf_enc_exec_fast(&t->enc, id, &b->info, False, b->info.n_insns, b->info.n_ops,
                              (const uint64_t *)slots);
