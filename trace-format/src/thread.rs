@@ -253,7 +253,7 @@ impl<'t> ThreadReader<'t> {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self) -> Result<bool> {
         self.last = Step::End;
         loop {

@@ -189,7 +189,7 @@ impl Warp<'_, '_, '_> {
 
     /// Issues block `b` of entry `e` for the lanes of `live`; false (and
     /// nothing issued) when one of them stands at another block.
-    #[inline]
+    #[inline(always)]
     pub(super) fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) -> bool {
         let cb = self.cfg.canon.block(b);
         let mut thread = 0u64;
