@@ -19,7 +19,8 @@
 #   without the index (TF=PATH) runs the same rows but the "again" ones;
 # - how right the progress bar's ETA is: for the replay of both pigz
 #   traces and of nbody, the bar's estimate of the rest when a tenth of the
-#   stage was done, beside what the rest took (`tf analyze --timings`).
+#   stage was done, beside what the rest took (`tf analyze --timings`),
+#   ETA_RUNS times each (default 3).
 #   benches/analyze_throughput.sh            SMALL=4000000 benches/analyze_throughput.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -104,10 +105,17 @@ report "$label, W=32" "$dir" "$cores" "${off[@]}" --unit call:worker --warp 32
 eta() { # label trace args...
     local label=$1 trace=$2
     shift 2
-    "$tf" analyze "$trace" "${off[@]}" "$@" --timings 2>&1 >/dev/null |
-        awk -v l="$label" '/replaying/ { sub(/^tf: /, ""); printf "  %-34s %s\n", l, $0 }'
+    for _ in $(seq "$eta_runs"); do
+        "$tf" analyze "$trace" "$@" --timings 2>&1 >/dev/null |
+            awk -v l="$label" '/replaying/ { sub(/^tf: /, ""); printf "  %-34s %s\n", l, $0 }'
+    done
 }
-echo "progress ETA at 10% of the replay"
+# Each ETA row runs ETA_RUNS times (default 3): on a shared machine one run's
+# error is often the machine's, which a run beside it tells apart from the
+# estimate's own. These runs replay from the index where there is one (the
+# replay is what they time).
+eta_runs=${ETA_RUNS:-3}
+echo "progress ETA at 10% of the replay ($eta_runs runs each)"
 eta "pigz $((small / 1000000)) MB, W=32" "${eta_traces[0]}" --warp 32
 eta "pigz $((10 * small / 1000000)) MB, W=32" "${eta_traces[1]}" --warp 32
 eta "nbody 8192, W=32" "$tmp/nbody" --unit call:accelerate --warp 32
