@@ -265,6 +265,7 @@ impl<'t> UnitReader<'t> {
 
     /// Fills `out` with the next step and `events` with what happened since
     /// the previous one; false at the end of the unit.
+    #[inline(always)]
     pub fn next_step(
         &mut self,
         out: &mut LaneStep,
