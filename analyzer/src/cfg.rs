@@ -111,6 +111,7 @@ impl CfgBuilder {
 
     /// Moves `tracker` from block `prev` (ended as `prev_end`) to block `next`, recording the edges
     /// this implies; returns the transition.
+    #[inline(always)]
     pub fn step(
         &mut self,
         tracker: &mut FrameTracker,
