@@ -111,6 +111,8 @@ impl CfgBuilder {
 
     /// Moves `tracker` from block `prev` (ended as `prev_end`) to block `next`, recording the edges
     /// this implies; returns the transition.
+    // Always inlined: the scan calls it on every step, and the call cost more
+    // than its common case (an edge already recorded).
     #[inline(always)]
     pub fn step(
         &mut self,

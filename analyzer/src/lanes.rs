@@ -265,6 +265,8 @@ impl<'t> UnitReader<'t> {
 
     /// Fills `out` with the next step and `events` with what happened since
     /// the previous one; false at the end of the unit.
+    // Always inlined: a lane's every step comes through here, and left out of
+    // line its call saved and restored registers on every block.
     #[inline(always)]
     pub fn next_step(
         &mut self,

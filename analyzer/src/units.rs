@@ -164,6 +164,8 @@ impl UnitCutter {
     /// first step, and where the `--only` region is entered); `tracker` is
     /// already past it. `call_sp` is the address the last call pushed its
     /// return address to, when `t` is a call (or the region's entry).
+    // Always inlined: the scan calls it on every step, and most steps stay in
+    // their frame and change little.
     #[inline(always)]
     pub fn step(
         &mut self,

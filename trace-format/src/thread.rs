@@ -253,6 +253,8 @@ impl<'t> ThreadReader<'t> {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
+    // Always inlined: readers call it once per event, in their hottest loops
+    // (the analyzer's scan and lanes); the decoding it calls stays out of line.
     #[inline(always)]
     pub fn advance(&mut self) -> Result<bool> {
         self.last = Step::End;

@@ -189,6 +189,8 @@ impl Warp<'_, '_, '_> {
 
     /// Issues block `b` of entry `e` for the lanes of `live`; false (and
     /// nothing issued) when one of them stands at another block.
+    // Always inlined: every issue comes through here (the compiler left it
+    // out of line, and the call cost a tenth of it).
     #[inline(always)]
     pub(super) fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) -> bool {
         let cb = self.cfg.canon.block(b);
