@@ -172,6 +172,19 @@ static inline ULong tf_raw_partial_word(UInt id, UInt n_insns, UInt n_ops)
 {
    return (ULong)(id + 1) | TF_RAW_PARTIAL | ((ULong)n_insns << 32) | ((ULong)n_ops << 44);
 }
+/* The fields of a block word, as the two above wrote them. */
+static inline UInt tf_raw_slots(ULong complete_word)
+{
+   return (UInt)(complete_word >> 32);
+}
+static inline UInt tf_raw_partial_insns(ULong partial_word)
+{
+   return (UInt)(partial_word >> 32) & TF_RAW_MAX_PARTIAL_INSNS;
+}
+static inline UInt tf_raw_partial_ops(ULong partial_word)
+{
+   return (UInt)(partial_word >> 44) & TF_RAW_MAX_PARTIAL_OPS;
+}
 static inline ULong tf_raw_marker(UInt kind, ULong payload)
 {
    return TF_RAW_MARKER | ((ULong)kind << 56) | (payload & ((1ull << 56) - 1));

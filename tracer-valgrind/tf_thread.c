@@ -120,8 +120,8 @@ void tf_threads_free_ended(void)
 static __attribute__((noinline)) void exec_slow(Thread *t, UInt id, const Block *b, ULong word, const ULong *slots)
 {
    Bool partial = (word & TF_RAW_PARTIAL) != 0;
-   UInt n_insns = partial ? (UInt)(word >> 32) & TF_RAW_MAX_PARTIAL_INSNS : b->info.n_insns;
-   UInt n_ops = partial ? (UInt)(word >> 44) & TF_RAW_MAX_PARTIAL_OPS : b->info.n_ops;
+   UInt n_insns = partial ? tf_raw_partial_insns(word) : b->info.n_insns;
+   UInt n_ops = partial ? tf_raw_partial_ops(word) : b->info.n_ops;
    const FnRole *r = &b->role;
    Addr lock = r->arg == ARG_FIXED ? tf_fixed_lock(r->fixed)
                : b->arg_slot != TF_NO_SLOT ? (Addr)slots[b->arg_slot] : 0;
@@ -206,7 +206,7 @@ void tf_thread_consume(Thread *t, const ULong *p, const ULong *end)
       }
       /* the next record's place from this word alone: reading it does not
        * wait for the block's description */
-      p = slots + (word >> 32);
+      p = slots + tf_raw_slots(word);
       if (LIKELY(plain && b->role.role == ROLE_NONE)) {
          if (encode)
             tf_enc_exec_fast(&t->enc, id, &b->info, False, b->info.n_insns, b->info.n_ops,
