@@ -260,6 +260,8 @@ impl<'t> ThreadReader<'t> {
         self.last = Step::End;
         loop {
             if !self.in_chunk {
+                // A match rather than `?`: `?` here cost 0.4% more
+                // instructions in the replay (its code laid out otherwise).
                 match self.enter_next_chunk() {
                     Ok(true) => {}
                     Ok(false) => return Ok(false),
