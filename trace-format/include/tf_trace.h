@@ -644,8 +644,11 @@ typedef struct tf_encoder {
     uint64_t last_any;
     uint64_t pending;      /* run being gathered */
     uint64_t pending_ops;  /* its executions' operands */
-    /* statistics */
-    uint64_t n_records;
+    /* The open chunk has room for any record while s.len is below this
+     * (0 if never; else cap less the largest record of max_ops operands,
+     * plus one): one comparison per record instead of working out that
+     * record's largest size. */
+    size_t roomy_below;
 } tf_encoder;
 
 static inline uint64_t tf_hash(uint64_t x, unsigned bits)
@@ -732,7 +735,9 @@ static inline int tf_enc_init(tf_encoder *e, const tf_enc_params *p, void *mem,
                    p->chunk_target, sink, ctx);
     e->pending = 0;
     e->pending_ops = 0;
-    e->n_records = 0;
+    e->roomy_below = e->s.cap >= tf__enc_record_max(p->max_ops)
+                         ? e->s.cap - tf__enc_record_max(p->max_ops) + 1
+                         : 0;
     tf__enc_reset(e);
     return 0;
 }
@@ -782,7 +787,6 @@ static inline int tf__enc_room(tf_encoder *e, size_t n)
 
 TF__INLINE int tf__enc_end_record(tf_encoder *e)
 {
-    e->n_records++;
     if (e->s.len >= e->s.target)
         return tf__enc_close(e);
     return 0;
@@ -802,7 +806,6 @@ static inline int tf__enc_write_run(tf_encoder *e)
     e->s.len += tf_put_varint(q, ((e->pending - 1) << 1) | 1);
     e->pending = 0;
     e->pending_ops = 0;
-    e->n_records++;
     if (e->s.len >= e->s.target) {
         tf__enc_close(e);
         return 1;
@@ -1092,7 +1095,7 @@ TF__INLINE int tf_enc_exec_fast(tf_encoder *e, uint32_t id, const tf_block_info 
     }
     /* the common record: complete, a short run before it, room for it */
     if (TF__LIKELY(!partial && all_pred >= 0 && e->pending <= TF_MAX_RUN_PREFIX &&
-                   e->s.len + tf__enc_record_max(n_ops) <= e->s.cap))
+                   e->s.len < e->roomy_below))
         return tf__enc_put_record(e, 0, n_insns, n_ops, s, all_pred);
     return tf__enc_record(e, id, b, partial, n_insns, n_ops, addrs, s, all_pred);
 }
