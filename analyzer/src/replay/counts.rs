@@ -42,8 +42,6 @@ pub struct WarpStats {
     pub memory: Memory,
     /// Branches (blocks with several successor groups) that diverged.
     pub divergent_branches: u64,
-    /// Warp-level executions of blocks.
-    pub block_issues: u64,
     /// Instructions the lanes' units recorded (set by the caller).
     pub recorded_instructions: u64,
     /// Lanes that did not reach the end of their unit.
@@ -72,7 +70,6 @@ impl WarpStats {
         self.insns.add(&o.insns);
         self.memory.add(&o.memory);
         self.divergent_branches += o.divergent_branches;
-        self.block_issues += o.block_issues;
         self.recorded_instructions += o.recorded_instructions;
         self.unfinished_lanes += o.unfinished_lanes;
         self.predicated_branches += o.predicated_branches;

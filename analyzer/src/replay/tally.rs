@@ -69,7 +69,6 @@ impl IssueSink for Tally<'_> {
             thread_instructions: issue.thread_instructions,
             warp_instructions: warp,
         };
-        s.block_issues += 1;
         let f = (issue.function as usize).min(s.functions.len() - 1);
         s.functions[f].insns.add(&issued);
         if let Some(lock) = issue.serialized {
