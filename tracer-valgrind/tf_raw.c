@@ -239,7 +239,10 @@ static ULong *segment(Worker *w)
  * encoder sat idle. The queues are deep (about 32 MiB of raw records per
  * encoder thread) so that the client runs ahead while the encoders catch
  * up. On 2 cores, tf trace of pigz -p 4 (20 MB) took 11.3 s with 2 encoder
- * threads and 10.1 s with 8 (benches/trace_overhead.sh). */
+ * threads and 10.1 s with 8 (benches/trace_overhead.sh). Shallow queues
+ * (8 segments each, 2 MiB) would keep the raw records in the cache, but the
+ * client then waits on one encoder's full queue while the cores idle: the
+ * same run took 16.7 s instead of 10.7 s, with 1.3 cores busy. */
 static UInt count_workers(void)
 {
    return tf_encoders > 0 ? (UInt)tf_encoders : MAX_WORKERS;
