@@ -16,10 +16,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use tf_analyzer::blocks::CanonicalBlocks;
 use tf_analyzer::functions::FunctionTable;
-use tf_analyzer::scan::ScanJob;
+use tf_analyzer::scan::{ScanJob, ThreadScan};
 use tf_analyzer::symbols::Symbols;
 use tf_analyzer::units::Cutter;
-use tf_trace::{Event, Trace};
+use tf_trace::Trace;
 
 /// What one thread's stream holds.
 #[derive(Default)]
@@ -33,62 +33,47 @@ struct ThreadTally {
     block_execs: u64,
     accesses: u64,
     locks: u64,
-    syscalls: u64,
     /// Traced instructions by (symbol, frame entry of code without one).
     per_function: Vec<((u32, u64), u64)>,
     /// The damage that stopped the reading, if any.
     damage: Option<String>,
 }
 
-fn tally(trace: &Trace, job: &ScanJob<'_>, tid: u64, bytes: u64) -> ThreadTally {
-    let mut t = ThreadTally {
-        tid,
-        bytes,
-        ..Default::default()
-    };
-    let mut reader = match trace.read_thread(tid) {
-        Ok(r) => r,
-        Err(e) => {
-            t.damage = Some(e.to_string());
-            return t;
-        }
-    };
-    // Counting needs no addresses: each chunk's statistics (checked before
-    // its first event) say how many accesses it holds.
-    reader.set_addresses(false);
-    let mut chunk = u32::MAX;
-    while let Some(event) = reader.next_event() {
-        match event {
-            Ok(Event::Block(x)) => {
-                t.traced += u64::from(x.insns);
-                t.block_execs += 1;
-            }
-            Ok(Event::ThreadStart {
-                parent,
-                start_routine,
-                ..
-            }) => {
-                t.parent = parent;
-                t.start_routine = start_routine;
-            }
-            Ok(Event::Skip { count, .. }) => t.skipped += count,
-            Ok(Event::LockAcquire { .. }) => t.locks += 1,
-            Ok(Event::Syscall { .. }) => t.syscalls += 1,
-            Ok(_) => {}
-            Err(e) => {
-                t.damage = Some(e.to_string());
-                break;
-            }
-        }
-        let stats = reader.chunk_stats();
-        if stats.seq != chunk {
-            chunk = stats.seq;
-            t.accesses += stats.accesses;
+impl ThreadTally {
+    /// The figures of thread `scan`, whose file has `bytes` bytes.
+    fn of(scan: ThreadScan, bytes: u64) -> ThreadTally {
+        ThreadTally {
+            tid: scan.tid,
+            parent: scan.parent,
+            start_routine: scan.start_routine,
+            bytes,
+            traced: scan.traced,
+            skipped: scan.skipped.instructions(),
+            block_execs: scan.block_execs,
+            accesses: scan.accesses,
+            locks: scan.lock_acquisitions,
+            per_function: scan.traced_in,
+            damage: scan.damage,
         }
     }
-    // Which function ran what needs call frames: the analyzer's first pass.
-    t.per_function = job.scan(tid, |_| Cutter::Whole, None).traced_in;
-    t
+}
+
+/// Reads thread `tid` once: the analyzer's first pass, which counts
+/// everything `tf info` shows (which function ran what needs its call
+/// frames). Each chunk is decoded as it is read; when one turns out not to
+/// decode after some of its events were counted, the thread is read again
+/// decoding each chunk before using it, so that nothing of a damaged chunk
+/// counts (as the analysis does).
+fn scan(job: &ScanJob<'_>, tid: u64) -> ThreadScan {
+    let scan = job.scan(tid, |_| Cutter::Whole, None);
+    if !scan.used_damaged_chunk {
+        return scan;
+    }
+    let again = ScanJob {
+        check_ahead: true,
+        ..*job
+    };
+    again.scan(tid, |_| Cutter::Whole, None)
 }
 
 /// Prints the description of the trace in `dir`; returns the exit status
@@ -108,11 +93,11 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
         per_function: true,
         progress: None,
         runtime: &[],
-        check_ahead: true,
+        check_ahead: false,
     };
     let tallies: Vec<ThreadTally> = files
         .par_iter()
-        .map(|&(tid, bytes)| tally(&trace, &job, tid, bytes))
+        .map(|&(tid, bytes)| ThreadTally::of(scan(&job, tid), bytes))
         .collect();
     let table_bytes = std::fs::metadata(dir.join("blocks.tfc"))
         .map(|m| m.len())

@@ -126,6 +126,12 @@ pub struct ThreadScan {
     pub loops: LoopCensus,
     /// Instructions traced.
     pub traced: u64,
+    /// Block executions traced.
+    pub block_execs: u64,
+    /// Memory accesses traced (present operands).
+    pub accesses: u64,
+    /// Lock acquisitions traced.
+    pub lock_acquisitions: u64,
     /// Work not traced.
     pub skipped: Skipped,
     /// Skipped instructions by where they were skipped: the symbol of the
@@ -195,6 +201,9 @@ impl ScanJob<'_> {
             unit_problems: Vec::new(),
             loops: LoopCensus::default(),
             traced: 0,
+            block_execs: 0,
+            accesses: 0,
+            lock_acquisitions: 0,
             skipped: Skipped::default(),
             skipped_in: Vec::new(),
             traced_in: Vec::new(),
@@ -244,6 +253,8 @@ impl ScanJob<'_> {
             match reader.current().expect("advance read an event") {
                 Event::Block(x) => {
                     out.traced += u64::from(x.insns);
+                    out.block_execs += 1;
+                    out.accesses += u64::from(x.present_operands());
                     let units = cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine);
                     let mut cursor = PieceCursor::new(x.block, x.insns, x.complete);
                     loop {
@@ -334,6 +345,7 @@ impl ScanJob<'_> {
                     }
                 }
                 Event::Syscall { number, nanos } => out.skipped.syscall(number, nanos),
+                Event::LockAcquire { .. } => out.lock_acquisitions += 1,
                 Event::LoopChunk(chunk) => {
                     out.loops.chunk(chunk);
                     cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine)

@@ -69,6 +69,9 @@ pub(crate) struct Core<'t> {
     /// those of the last execution.
     pub(crate) accesses: Vec<Access>,
     pub(crate) n_acc: usize,
+    /// The last execution's present operands (`n_acc` when decoding
+    /// addresses; counted from the record otherwise).
+    present: u32,
     /// The last [`Step::Block`].
     block: BlockStep,
     /// The last [`Step::Event`].
@@ -92,6 +95,7 @@ impl<'t> Core<'t> {
             pos: 0,
             accesses: vec![Access::default(); table.max_ops()],
             n_acc: 0,
+            present: 0,
             block: BlockStep {
                 block: 0,
                 insns: 0,
@@ -409,17 +413,20 @@ impl<'t> Core<'t> {
         let ops = &table.ops[rec.ops_start as usize..][..n_ops as usize];
         if ADDR {
             self.n_acc = self.operands(id, ops, has_addr, cur)?;
+            self.present = self.n_acc as u32;
         } else if has_addr {
             let mut present = 0;
             for op in ops {
                 let v = cur.varint()?;
-                present += (v != 0 || !op.conditional) as u64;
+                present += (v != 0 || !op.conditional) as u32;
             }
-            if COUNT {
-                self.stats.accesses += present;
-            }
-        } else if COUNT {
-            self.stats.accesses += n_ops as u64;
+            self.present = present;
+        } else {
+            // a record without addresses: every operand present, as predicted
+            self.present = n_ops;
+        }
+        if COUNT && !ADDR {
+            self.stats.accesses += u64::from(self.present);
         }
         self.pred.depart(id, rec, complete, table);
         Ok(())
@@ -437,6 +444,7 @@ impl<'t> Core<'t> {
                     operands: b.operands,
                     complete: b.complete,
                     via: b.via,
+                    present: self.present,
                     accesses: &self.accesses[..self.n_acc],
                 }))
             }

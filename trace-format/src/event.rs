@@ -201,6 +201,7 @@ pub struct BlockExec<'a> {
     pub operands: u32,
     /// How the record named the block.
     pub via: Via,
+    pub(crate) present: u32,
     pub(crate) accesses: &'a [Access],
 }
 
@@ -210,6 +211,39 @@ impl<'a> BlockExec<'a> {
     #[inline]
     pub fn accesses(&self) -> &'a [Access] {
         self.accesses
+    }
+
+    /// How many of its operands accessed memory (absent conditional
+    /// operands left out): the length of [`accesses`](Self::accesses),
+    /// known also to a reader that does not decode addresses.
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// use tf_trace::{BlockDef, Event, Trace, TraceWriter};
+    /// let dir = std::env::temp_dir().join(format!("tf-doc-present-{}", std::process::id()));
+    /// let mut w = TraceWriter::create(&dir)?;
+    /// // a load, and a store that may not happen
+    /// let b = w.block(&BlockDef::new(0x1000).insn(4).read(8).insn(4).cond_write(8))?;
+    /// w.thread(1)?.exec_opt(b, &[Some(0x5000), Some(0x6000)])?;
+    /// w.thread(1)?.exec_opt(b, &[Some(0x5000), None])?;
+    /// w.finish()?;
+    /// let trace = Trace::open(&dir)?;
+    /// let mut r = trace.read_thread(1)?;
+    /// r.set_addresses(false);
+    /// let mut present = Vec::new();
+    /// while let Some(ev) = r.next_event() {
+    ///     if let Event::Block(x) = ev? {
+    ///         assert!(x.accesses().is_empty());
+    ///         present.push(x.present_operands());
+    ///     }
+    /// }
+    /// assert_eq!(present, [2, 1]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    #[inline]
+    pub fn present_operands(&self) -> u32 {
+        self.present
     }
 }
 
