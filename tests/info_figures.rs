@@ -21,8 +21,9 @@ fn row(stdout: &str, first: &str) -> Vec<String> {
 /// Thread 1 runs block A (a load, and a store that may not happen) 13 times,
 /// the store absent the last 3, then takes and releases a lock, skips 500
 /// instructions and runs block B (no operands) 5 times. Thread 2 runs A
-/// twice and then its first instruction alone (a partial execution with
-/// one operand). Small chunks, so that the counts span many.
+/// twice, then its first instruction alone (a partial execution with one
+/// operand), then block C (one load, none conditional) 3 times at addresses
+/// no stride predicts. Small chunks, so that the counts span many.
 fn write(dir: &Path) {
     let opts = WriterOptions {
         chunk_target: 24,
@@ -31,6 +32,7 @@ fn write(dir: &Path) {
     let mut w = TraceWriter::create_with(dir, opts).unwrap();
     let a = w.block_spec(0x1000, "2r8 3w8? jump").unwrap();
     let b = w.block_spec(0x2000, "4 1").unwrap();
+    let c = w.block_spec(0x3000, "3r4").unwrap();
     let mut t = w.thread(1).unwrap();
     // Constant strides: after the first executions, records are predicted
     // (runs, without addresses).
@@ -52,6 +54,9 @@ fn write(dir: &Path) {
     t.exec(a, &[0x7000, 0x7100]).unwrap();
     t.exec(a, &[0x7008, 0x7108]).unwrap();
     t.exec_partial(a, 1, &[Some(0x7010)]).unwrap();
+    for addr in [0x100, 0x5000, 0x30] {
+        t.exec(c, &[addr]).unwrap();
+    }
     w.finish().unwrap();
 }
 
@@ -70,9 +75,9 @@ fn info_counts_what_each_thread_recorded() {
     let figures = |first: &str| -> Vec<String> { row(&stdout, first)[3..8].to_vec() };
     // 13 × 2 + 5 × 2 instructions; 13 + 5 blocks; 10 × 2 + 3 × 1 accesses
     assert_eq!(figures("1"), ["36", "500", "18", "23", "1"], "{stdout}");
-    // 2 × 2 + 1 instructions; 3 blocks; 2 × 2 + 1 accesses
-    assert_eq!(figures("2"), ["5", "0", "3", "5", "0"], "{stdout}");
+    // 2 × 2 + 1 + 3 instructions; 6 blocks; 2 × 2 + 1 + 3 accesses
+    assert_eq!(figures("2"), ["8", "0", "6", "8", "0"], "{stdout}");
     // "all", "", "2 threads": the figures start a field later
     let all = row(&stdout, "all");
-    assert_eq!(all[3..8], ["41", "500", "21", "28", "1"], "{stdout}");
+    assert_eq!(all[3..8], ["44", "500", "24", "31", "1"], "{stdout}");
 }

@@ -239,6 +239,8 @@ impl ScanJob<'_> {
         let mut chunk_seq = u32::MAX;
         let mut reported = 0u64;
         let mut event = 0u64;
+        // Counted in registers, stored once at the end.
+        let (mut block_execs, mut accesses) = (0u64, 0u64);
         // Each event is read in place (ThreadReader::advance), not built
         // and returned through memory.
         loop {
@@ -253,8 +255,8 @@ impl ScanJob<'_> {
             match reader.current().expect("advance read an event") {
                 Event::Block(x) => {
                     out.traced += u64::from(x.insns);
-                    out.block_execs += 1;
-                    out.accesses += u64::from(x.present_operands());
+                    block_execs += 1;
+                    accesses += u64::from(x.present_operands());
                     let units = cutter_of(&mut units, &mut cutter_fn, tid, out.start_routine);
                     let mut cursor = PieceCursor::new(x.block, x.insns, x.complete);
                     loop {
@@ -385,6 +387,7 @@ impl ScanJob<'_> {
             event += 1;
         }
         out.events = event;
+        (out.block_execs, out.accesses) = (block_execs, accesses);
         out.used_damaged_chunk = reader.returned_damaged_events();
         if let Some(p) = self.progress {
             let size = self

@@ -183,6 +183,8 @@ pub(crate) struct BlockRec {
     pub(crate) n_ops: u32,
     pub(crate) function: FunctionId,
     pub(crate) end: EndKind,
+    /// Some operand is conditional (may be absent from an execution).
+    pub(crate) conditional: bool,
 }
 
 /// A multiplicative hasher for address and id keys.
@@ -634,6 +636,7 @@ impl BlockTable {
             n_ops: m as u32,
             function: function as FunctionId,
             end,
+            conditional: self.ops[ops_start..].iter().any(|o| o.conditional),
         });
         self.lowest_at.entry(address).or_insert(id);
         self.max_ops = self.max_ops.max(m as usize);

@@ -414,15 +414,20 @@ impl<'t> Core<'t> {
         if ADDR {
             self.n_acc = self.operands(id, ops, has_addr, cur)?;
             self.present = self.n_acc as u32;
-        } else if has_addr {
+        } else if has_addr && rec.conditional {
             let mut present = 0;
             for op in ops {
-                let v = cur.varint()?;
-                present += (v != 0 || !op.conditional) as u32;
+                present += (cur.varint_nonzero()? || !op.conditional) as u32;
             }
             self.present = present;
         } else {
-            // a record without addresses: every operand present, as predicted
+            // Every operand is present: only a conditional one may be
+            // absent. The values are not wanted, only skipped.
+            if has_addr {
+                for _ in ops {
+                    cur.varint()?;
+                }
+            }
             self.present = n_ops;
         }
         if COUNT && !ADDR {

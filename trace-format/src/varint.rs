@@ -117,6 +117,20 @@ impl<'a> Cursor<'a> {
         self.varint_slow()
     }
 
+    /// Reads one varint, as [`varint`](Self::varint) does, and says whether
+    /// it is not zero: cheaper where the value itself is not wanted (a
+    /// one-byte varint, the common case, is zero when its byte is).
+    #[inline(always)]
+    pub fn varint_nonzero(&mut self) -> Result<bool, DecodeError> {
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b != 0);
+            }
+        }
+        Ok(self.varint()? != 0)
+    }
+
     #[inline(never)]
     fn varint_slow(&mut self) -> Result<u64, DecodeError> {
         let start = self.pos;
