@@ -8,6 +8,7 @@
 //! with status 3 after printing everything it could read (see
 //! [`crate::verdict`]).
 
+use crate::analyze::Bar;
 use crate::summary::{human, human_bytes};
 use crate::verdict::Coverage;
 use anyhow::{Context, Result};
@@ -19,6 +20,7 @@ use tf_analyzer::functions::FunctionTable;
 use tf_analyzer::scan::{ScanJob, ThreadScan};
 use tf_analyzer::symbols::Symbols;
 use tf_analyzer::units::Cutter;
+use tf_analyzer::Progress;
 use tf_trace::Trace;
 
 /// What one thread's stream holds.
@@ -85,13 +87,20 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
     let symbols = Symbols::new(trace.blocks());
     let canon = CanonicalBlocks::build(trace.blocks());
     let entry_of = |f: u32| symbols.entry(f);
+    // A trace of a few billion instructions takes a while: the same bar as
+    // the analysis's, moving with the bytes read.
+    let bar = Bar::new();
+    bar.stage(
+        "reading threads",
+        files.iter().map(|&(_, bytes)| bytes).sum(),
+    );
     let job = ScanJob {
         trace: &trace,
         canon: &canon,
         entry_of: &entry_of,
         addresses: false,
         per_function: true,
-        progress: None,
+        progress: Some(&bar),
         runtime: &[],
         check_ahead: false,
     };
@@ -99,6 +108,7 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
         .par_iter()
         .map(|&(tid, bytes)| ThreadTally::of(scan(&job, tid), bytes))
         .collect();
+    bar.finish();
     let table_bytes = std::fs::metadata(dir.join("blocks.tfc"))
         .map(|m| m.len())
         .unwrap_or(0);
