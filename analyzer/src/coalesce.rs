@@ -51,6 +51,8 @@ impl Coalescer {
     }
 
     /// Calls `each` with every request of `issue`, in operand order.
+    // Always inlined: the tally calls it once per issue with memory operands.
+    #[inline(always)]
     pub fn requests(
         &mut self,
         issue: &Issue<'_>,
@@ -109,6 +111,42 @@ impl Coalescer {
                 each(self.request(j, lane, a, counts, segments));
             }
         }
+    }
+
+    /// The distinct sectors of operand `j` of `issue` with each lane's stack
+    /// interleaved, as [`Coalescer::requests`] counts them for its request
+    /// (`Request::interleaved`): all that differs between warps of several
+    /// widths that hold the same lanes, which one replay counts at once.
+    pub fn interleaved(&mut self, issue: &Issue<'_>, j: u16) -> u64 {
+        fn of_operand<'l>(l: &LaneIssue<'l>, j: u16) -> Option<&'l Access> {
+            l.accesses
+                .iter()
+                .find(|a| a.operand.wrapping_sub(l.first_op) == j)
+        }
+        if let [lane] = issue.lanes {
+            let Some(a) = of_operand(lane, j) else {
+                return 0;
+            };
+            let (stack, sp) = self.stacks[lane.lane];
+            return if a.addr >= stack.0 && a.addr < stack.1 {
+                interleaved_sector_count(a.addr, a.size, sp, lane.lane as u32, self.width)
+            } else {
+                sector_range(a.addr, a.size).count() as u64
+            };
+        }
+        let n_ops = issue.block.n_ops as usize;
+        if issue.lanes.iter().all(|l| l.accesses.len() == n_ops) {
+            if let Some((_, interleaved)) = self.uniform(issue.lanes, usize::from(j)) {
+                return interleaved;
+            }
+        }
+        self.gather.clear();
+        for l in issue.lanes {
+            if let Some(a) = of_operand(l, j) {
+                self.gather.add(a, l.lane, &self.stacks, self.width);
+            }
+        }
+        self.gather.counts().1
     }
 
     /// The request of operand `j` whose first lane is `lane`, accessing
@@ -182,7 +220,7 @@ impl Gather {
     }
 
     /// Adds lane `lane`'s access `a`.
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, a: &Access, lane: usize, stacks: &[((u64, u64), u64)], width: usize) {
         let (stack, sp) = stacks[lane];
         if a.addr >= stack.0 && a.addr < stack.1 {
@@ -323,6 +361,106 @@ mod tests {
             checked += 1;
         }
         assert!(checked > 3000);
+    }
+
+    /// `interleaved` gives, operand by operand, the interleaved sectors that
+    /// `requests` gives: for one lane, for lanes that all make every access
+    /// (the same bytes from the same stack pointer or not), and for lanes
+    /// whose conditional operands are absent here and there.
+    #[test]
+    fn interleaved_alone_counts_as_requests_do() {
+        let mut next = crate::testutil::numbers(4242);
+        let block = crate::blocks::CBlock {
+            address: 0x1000,
+            end_address: 0x1010,
+            n_insns: 3,
+            n_ops: 3,
+            function: 0,
+            end: tf_trace::EndKind::Fallthrough,
+            is_entry: false,
+            is_cold: false,
+            origin: (0, 0, 0),
+        };
+        let segments = Segments::new([], []);
+        let mut checked = [0; 3];
+        for _ in 0..3000 {
+            let width = [4, 8, 12, 32, 64][next(5) as usize];
+            let n = 1 + next(width.min(6) as u64) as usize;
+            let lanes: Vec<usize> = (0..width).filter(|_| next(2) == 0).take(n).collect();
+            if lanes.is_empty() {
+                continue;
+            }
+            let same = next(2) == 0;
+            let sp = 0x7fff_0000u64;
+            let stacks: Vec<_> = (0..width)
+                .map(|l| {
+                    let lane_sp = if same { sp } else { sp + 0x100 * l as u64 };
+                    ((0x7ffe_0000, 0x8000_0000), lane_sp)
+                })
+                .collect();
+            let all = next(3) > 0;
+            let mut accesses: Vec<Vec<Access>> = Vec::new();
+            for &l in &lanes {
+                let mut mine = Vec::new();
+                for j in 0..3u16 {
+                    if !all && next(3) == 0 {
+                        continue; // an absent conditional operand
+                    }
+                    let addr = match (same, next(3)) {
+                        (_, 0) => 0x1000_0000 + next(256),
+                        (true, _) => sp - 64 + 8 * u64::from(j),
+                        (false, _) => stacks[l].1 - 64 + next(128),
+                    };
+                    mine.push(Access {
+                        operand: j,
+                        size: [1, 4, 8, 16][next(4) as usize],
+                        write: next(2) == 0,
+                        addr,
+                    });
+                }
+                accesses.push(mine);
+            }
+            let issues: Vec<LaneIssue<'_>> = lanes
+                .iter()
+                .zip(&accesses)
+                .map(|(&lane, a)| LaneIssue {
+                    lane,
+                    insns: 3,
+                    first_op: 0,
+                    accesses: a,
+                })
+                .collect();
+            let issue = Issue {
+                cblock: 0,
+                block: &block,
+                function: 0,
+                active: 0,
+                counted: 0,
+                predicated: 0,
+                spinning: 0,
+                warp_instructions: 3,
+                thread_instructions: 3,
+                lanes: &issues,
+                serialized: None,
+            };
+            let mut c = Coalescer::new(width, stacks);
+            let mut requests = Vec::new();
+            c.requests(&issue, &segments, |r| requests.push(r));
+            for r in requests {
+                assert_eq!(
+                    c.interleaved(&issue, r.operand),
+                    r.interleaved,
+                    "W={width} lanes {lanes:?} operand {}",
+                    r.operand
+                );
+            }
+            checked[match (issues.len(), all) {
+                (1, _) => 0,
+                (_, true) => 1,
+                _ => 2,
+            }] += 1;
+        }
+        assert!(checked.iter().all(|&n| n > 300), "{checked:?}");
     }
 
     #[test]

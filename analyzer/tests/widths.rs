@@ -11,8 +11,9 @@ use tf_analyzer::{analyze, analyze_observed, Options, Silent};
 use tf_trace::{BlockDef, EndKind};
 
 /// Three threads: a stack store and a heap load, then a branch that thread
-/// 2 takes the other way, so that memory, the stack layout and divergence
-/// all count.
+/// 2 takes the other way, to a second stack store of its own, so that
+/// memory, the stack layout (of all lanes and of a lane alone) and
+/// divergence all count.
 fn three_threads() -> (tf_trace::Trace, common::Cleanup) {
     threads(3)
 }
@@ -34,15 +35,27 @@ fn threads(n: u64) -> (tf_trace::Trace, common::Cleanup) {
         )
         .unwrap();
     let taken = p.block(0x103, 2, EndKind::Fallthrough, main);
-    let other = p.block(0x105, 5, EndKind::Fallthrough, main);
+    let other = p
+        .w()
+        .block(
+            &BlockDef::new(0x105)
+                .insn(5)
+                .write(8)
+                .end(EndKind::Fallthrough)
+                .function(main),
+        )
+        .unwrap();
     let end = p.block(0x10a, 1, EndKind::Return, main);
     for tid in 1..=n {
         let lo = 0x7000_0000 + 0x10000 * tid;
         let mut t = p.w().thread(tid).unwrap();
         t.thread_start(0, lo, lo + 0x10000, 0).unwrap();
         t.exec(a, &[lo + 0xff00, 0x50_0000 + 4 * tid]).unwrap();
-        t.exec(if tid % 3 == 2 { other } else { taken }, &[])
-            .unwrap();
+        if tid % 3 == 2 {
+            t.exec(other, &[lo + 0xff04]).unwrap();
+        } else {
+            t.exec(taken, &[]).unwrap();
+        }
         t.exec(end, &[]).unwrap();
     }
     p.finish()

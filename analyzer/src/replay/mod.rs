@@ -147,17 +147,12 @@ impl Replay<'_> {
         assert!(lanes.len() <= 64 && at.iter().all(|c| lanes.len() <= c.width.max(1)));
         let stacks: Vec<_> = lanes.iter().map(|l| (l.stack, l.sp)).collect();
         let functions = self.functions.max_id() + 1;
-        let tally = |width| Tally::new(self.segments, width, stacks.clone(), functions);
-        let (first, rest) = at.split_first_mut().expect("a width");
-        // The first width's tally is the replay's own; the others, and every
-        // sink, observe it through one fan-out.
-        let mut others: Vec<Tally> = rest.iter().map(|c| tally(c.width)).collect();
+        let widths: Vec<usize> = at.iter().map(|c| c.width).collect();
+        // One tally counts every width; the sinks observe the replay
+        // through one fan-out.
+        let tally = Tally::new(self.segments, &widths, stacks, functions);
         let mut outlets: Vec<&mut dyn IssueSink> = Vec::new();
-        if let Some(s) = first.sink.as_deref_mut() {
-            outlets.push(s);
-        }
-        for (t, c) in others.iter_mut().zip(rest.iter_mut()) {
-            outlets.push(t);
+        for c in at.iter_mut() {
             if let Some(s) = c.sink.as_deref_mut() {
                 outlets.push(s);
             }
@@ -177,7 +172,7 @@ impl Replay<'_> {
             cfg: self,
             sink,
             stack: Vec::new(),
-            tally: tally(first.width),
+            tally,
             lanes,
             next_region: 0,
             groups: Vec::new(),
@@ -191,15 +186,10 @@ impl Replay<'_> {
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
         let unfinished = w.lanes.iter().filter(|l| !l.done).count() as u64;
-        let first = w.tally.finish();
-        drop(w);
-        drop(fanout);
-        Ok(std::iter::once(first)
-            .chain(others.into_iter().map(|mut t| t.finish()))
-            .map(|mut s| {
-                s.unfinished_lanes = unfinished;
-                s
-            })
-            .collect())
+        let mut all = w.tally.finish();
+        for s in &mut all {
+            s.unfinished_lanes = unfinished;
+        }
+        Ok(all)
     }
 }

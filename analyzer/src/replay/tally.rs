@@ -4,13 +4,18 @@
 //! from that alone (memory requests by [`crate::coalesce`]). The export and
 //! the report observe the same stream, so their figures agree with these
 //! exactly.
+//!
+//! A replay counted at several widths (warps of those widths hold the same
+//! lanes) has one tally: every figure is the same at each width but the
+//! sectors of stack requests in the interleaved layout of GPU local memory,
+//! which the tally counts apart for each further width.
 
 use super::counts::WarpStats;
 use crate::blocks::CBlockId;
 use crate::coalesce::Coalescer;
 use crate::segments::Segments;
 use crate::sink::{idle_instructions, Issue, IssueSink};
-use crate::stats::{FunctionStats, Insns};
+use crate::stats::{FunctionStats, Insns, Requests, Segment};
 use tf_trace::LockKind;
 
 /// The counts of one warp's replay.
@@ -20,38 +25,91 @@ pub(super) struct Tally<'a> {
     stats: WarpStats,
     segments: &'a Segments,
     coalescer: Coalescer,
+    /// The further widths of the same warp.
+    others: Vec<OtherWidth>,
+}
+
+/// What one further width counts apart: per function, its stack requests
+/// (loads, stores) with their sectors interleaved at that width.
+struct OtherWidth {
+    coalescer: Coalescer,
+    stack_interleaved: Vec<[Requests; 2]>,
 }
 
 impl<'a> Tally<'a> {
-    /// A tally for a warp of `width` lanes with these stacks (per lane: its
-    /// range and its stack pointer at its unit's start), charging
-    /// instructions to `functions` function ids.
+    /// A tally for a warp of each width of `widths` (at least one), holding
+    /// lanes with these stacks (per lane: its range and its stack pointer at
+    /// its unit's start), charging instructions to `functions` function ids.
     pub(super) fn new(
         segments: &'a Segments,
-        width: usize,
+        widths: &[usize],
         stacks: Vec<((u64, u64), u64)>,
         functions: usize,
     ) -> Tally<'a> {
+        let others = widths[1..]
+            .iter()
+            .map(|&w| OtherWidth {
+                coalescer: Coalescer::new(w, stacks.clone()),
+                stack_interleaved: vec![[Requests::default(); 2]; functions],
+            })
+            .collect();
         Tally {
             stats: WarpStats {
                 functions: vec![FunctionStats::default(); functions],
                 ..WarpStats::default()
             },
             segments,
-            coalescer: Coalescer::new(width, stacks),
+            coalescer: Coalescer::new(widths[0], stacks),
+            others,
         }
     }
 
-    /// What was counted, the totals included. Every issue is charged to
-    /// exactly one function, so the totals are summed once here rather
-    /// than counted beside the function's on every issue.
-    pub(super) fn finish(&mut self) -> WarpStats {
-        let mut stats = std::mem::take(&mut self.stats);
-        for f in &stats.functions {
-            stats.insns.add(&f.insns);
-            stats.memory.add(&f.memory);
+    /// What was counted at each width, in the order of `widths`, the totals
+    /// included. Every issue is charged to exactly one function, so the
+    /// totals are summed once here rather than counted beside the
+    /// function's on every issue.
+    pub(super) fn finish(&mut self) -> Vec<WarpStats> {
+        let first = std::mem::take(&mut self.stats);
+        let mut all: Vec<WarpStats> = std::mem::take(&mut self.others)
+            .into_iter()
+            .map(|o| {
+                let mut stats = first.clone();
+                for (f, stack) in stats.functions.iter_mut().zip(o.stack_interleaved) {
+                    f.memory.stack_interleaved = stack;
+                }
+                stats
+            })
+            .collect();
+        all.insert(0, first);
+        for stats in &mut all {
+            for f in &stats.functions {
+                stats.insns.add(&f.insns);
+                stats.memory.add(&f.memory);
+            }
         }
-        stats
+        all
+    }
+}
+
+impl Tally<'_> {
+    /// Counts the requests of `issue`, charged to function `f`, at the
+    /// first width and, for stack requests, at the others. Kept apart from
+    /// [`Tally::issue`]: with it inline, the compiler no longer inlined the
+    /// one-width case there.
+    #[inline(never)]
+    fn requests_at_every_width(&mut self, issue: &Issue<'_>, f: usize) {
+        let fs = &mut self.stats.functions[f].memory;
+        let others = &mut self.others;
+        self.coalescer.requests(issue, self.segments, |r| {
+            fs.add_request(r.segment, r.write, r.sectors, r.interleaved);
+            if r.segment == Segment::Stack {
+                for o in others.iter_mut() {
+                    let stack = &mut o.stack_interleaved[f][usize::from(r.write)];
+                    stack.requests += 1;
+                    stack.sectors += o.coalescer.interleaved(issue, r.operand);
+                }
+            }
+        });
     }
 }
 
@@ -79,6 +137,9 @@ impl IssueSink for Tally<'_> {
                 .serialized_warp_instructions += warp;
         }
         if issue.block.n_ops > 0 {
+            if !self.others.is_empty() {
+                return self.requests_at_every_width(issue, f);
+            }
             let fs = &mut s.functions[f].memory;
             self.coalescer.requests(issue, self.segments, |r| {
                 fs.add_request(r.segment, r.write, r.sectors, r.interleaved);
