@@ -138,9 +138,32 @@ pub fn draw(nodes: &[Node], edges: &[(u64, u64, u64)]) -> Drawing {
         .map(|n| g.pos(n).bottom(true))
         .fold(0.0, f64::max);
     Drawing {
-        svg: fit_height(&svg.finalize(), bottom + 20.0),
+        svg: fit_height(&sorted_styles(&svg.finalize()), bottom + 20.0),
         omitted,
     }
+}
+
+/// The SVG with the rules of its `<style>` element in order: layout-rs
+/// writes them from a hash map, in an order that changes from run to run,
+/// and a report should read the same every time it is made.
+fn sorted_styles(svg: &str) -> String {
+    let (Some(open), Some(close)) = (svg.find("<style>\n"), svg.find("</style>")) else {
+        return svg.to_string();
+    };
+    let start = open + "<style>\n".len();
+    if close < start {
+        return svg.to_string();
+    }
+    let mut rules: Vec<&str> = svg[start..close].lines().collect();
+    rules.sort_unstable();
+    let mut out = String::with_capacity(svg.len());
+    out.push_str(&svg[..start]);
+    for r in rules {
+        out.push_str(r);
+        out.push('\n');
+    }
+    out.push_str(&svg[close..]);
+    out
 }
 
 /// The SVG without its XML declaration (it is inlined in HTML) and cut to
@@ -193,6 +216,32 @@ mod tests {
         assert_eq!(d.svg.matches("class=\"cfg-block\"").count(), 4);
         assert!(d.svg.contains("divergent branch") && d.svg.contains("reconvergence point"));
         assert_eq!(d.omitted, 0);
+    }
+
+    #[test]
+    fn a_drawing_reads_the_same_every_time() {
+        let nodes: Vec<Node> = [(1, 1.0), (2, 0.5), (3, 0.5), (4, 1.0)]
+            .into_iter()
+            .map(|(a, e)| node(a, e))
+            .collect();
+        let edges = [(1, 2, 16), (1, 3, 16), (2, 4, 16), (3, 4, 16)];
+        let first = draw(&nodes, &edges).svg;
+        // layout-rs seeds each of its hash maps afresh
+        for _ in 0..20 {
+            assert_eq!(draw(&nodes, &edges).svg, first);
+        }
+        let styles = &first[first.find("<style>").unwrap()..first.find("</style>").unwrap()];
+        assert!(styles.lines().count() > 2, "{styles}");
+    }
+
+    #[test]
+    fn sorted_styles_orders_the_rules_only() {
+        let svg = "<svg><style>\n.a13 { x }\n.a11 { y }\n</style><g/></svg>";
+        assert_eq!(
+            sorted_styles(svg),
+            "<svg><style>\n.a11 { y }\n.a13 { x }\n</style><g/></svg>"
+        );
+        assert_eq!(sorted_styles("<svg/>"), "<svg/>");
     }
 
     #[test]
