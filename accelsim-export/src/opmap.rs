@@ -3,6 +3,9 @@
 //! whose first piece is missing from the map of the trace's version stops
 //! the simulator ("undefined instruction").
 
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
 /// The Volta map (every entry is also in the Ampere map).
 pub const VOLTA: &[&str] = &[
     // FP32 and FP16
@@ -206,13 +209,53 @@ pub fn specialized_unit(first: &str) -> Option<u8> {
     }
 }
 
+/// `list` as a set, made on first use: the export checks every line it
+/// writes against these lists, and scanning them was most of the export's
+/// time.
+fn set(
+    cell: &'static OnceLock<HashSet<&'static str>>,
+    list: &'static [&'static str],
+) -> &'static HashSet<&'static str> {
+    cell.get_or_init(|| list.iter().copied().collect())
+}
+
+/// Whether the Volta map has `first`.
+///
+/// ```
+/// assert!(tf_accelsim::opmap::in_volta("FFMA"));
+/// assert!(!tf_accelsim::opmap::in_volta("LDGSTS"));
+/// ```
+pub fn in_volta(first: &str) -> bool {
+    static VOLTA_SET: OnceLock<HashSet<&str>> = OnceLock::new();
+    set(&VOLTA_SET, VOLTA).contains(first)
+}
+
+/// Whether `first` accesses memory ([`MEMORY`]).
+///
+/// ```
+/// assert!(tf_accelsim::opmap::is_memory("LDG"));
+/// assert!(!tf_accelsim::opmap::is_memory("FFMA"));
+/// ```
+pub fn is_memory(first: &str) -> bool {
+    static MEMORY_SET: OnceLock<HashSet<&str>> = OnceLock::new();
+    set(&MEMORY_SET, MEMORY).contains(first)
+}
+
 /// Whether the map of `version` has `first` (versions other than Volta's
 /// and Ampere's are checked against both maps together).
+///
+/// ```
+/// use tf_accelsim::opmap::known;
+/// assert!(known(70, "FFMA") && known(80, "FFMA"));
+/// assert!(!known(70, "LDGSTS") && known(80, "LDGSTS"));
+/// assert!(!known(80, "NOSUCH"));
+/// ```
 pub fn known(version: u32, first: &str) -> bool {
-    let volta = VOLTA.contains(&first);
+    static AMPERE_SET: OnceLock<HashSet<&str>> = OnceLock::new();
+    let volta = in_volta(first);
     match version {
         70 => volta,
-        _ => volta || AMPERE_ONLY.contains(&first),
+        _ => volta || set(&AMPERE_SET, AMPERE_ONLY).contains(first),
     }
 }
 

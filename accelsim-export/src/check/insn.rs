@@ -1,7 +1,7 @@
 //! Checks of one instruction line (checklist items 15–25).
 
 use super::Report;
-use crate::opmap::{known, opcode_width, specialized_unit, MEMORY, VOLTA};
+use crate::opmap::{in_volta, is_memory, known, opcode_width, specialized_unit};
 
 /// What the checks of a line need to know about its kernel and warp.
 pub(super) struct LineContext {
@@ -114,7 +114,7 @@ pub(super) fn check_line<'a>(
                 ctx.version
             ),
         );
-    } else if !VOLTA.contains(&first) {
+    } else if !in_volta(first) {
         r.warn(
             n,
             18,
@@ -126,8 +126,7 @@ pub(super) fn check_line<'a>(
         Ok(w) => w,
         Err(_) => return r.error_none(n, 15, format!("memory width {w_t:?} is not decimal")),
     };
-    let is_mem =
-        MEMORY.contains(&first) || (ctx.version != 70 && matches!(first, "LDSM" | "LDGSTS"));
+    let is_mem = is_memory(first) || (ctx.version != 70 && matches!(first, "LDSM" | "LDGSTS"));
     if is_mem && width == 0 {
         r.error(
             n,

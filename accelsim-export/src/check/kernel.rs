@@ -5,7 +5,7 @@ use super::header::{finish_header, header_line, Header};
 use super::insn::{check_line, LineContext};
 use super::{Problem, Report};
 use crate::opmap::specialized_unit;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -40,7 +40,8 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
     let mut ctas = 0u64;
     let mut warp: Option<WarpState> = None;
     let mut ctx: Option<LineContext> = None;
-    let mut pcs: HashMap<u32, String> = HashMap::new();
+    // one lookup per line: hashed with Fx, not SipHash
+    let mut pcs: FxHashMap<u32, String> = FxHashMap::default();
     let mut max_reg: Option<u32> = None;
     let mut last_newline = true;
     loop {
@@ -58,10 +59,13 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
         if buf.contains(&b'\r') {
             r.error(n, 1, "carriage return (lines must end in LF alone)".into());
         }
-        if !buf.is_ascii() {
-            r.error(n, 1, "non-ASCII text".into());
-        }
-        let line = String::from_utf8_lossy(&buf);
+        let line = match std::str::from_utf8(&buf) {
+            Ok(text) if text.is_ascii() => std::borrow::Cow::Borrowed(text),
+            _ => {
+                r.error(n, 1, "non-ASCII text".into());
+                String::from_utf8_lossy(&buf)
+            }
+        };
         let line = line.trim_end_matches(['\n', '\r']);
         let t = line.trim();
         if t.is_empty() {
