@@ -89,6 +89,7 @@ fn each_mutation_fails_its_check() {
     let v = valid();
     let cases: &[(&str, &str, (u8, bool))] = &[
         ("\n#END_TB\n", "\r\n#END_TB\n", (1, true)),
+        ("-kernel name = demo", "-kernel name = d\u{e9}mo", (1, true)),
         ("-block dim = (48,1,1)\n", "", (6, true)),
         ("= 70", "= 71", (7, true)),
         ("= 70", "= 75", (7, false)),
