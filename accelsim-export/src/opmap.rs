@@ -3,7 +3,7 @@
 //! whose first piece is missing from the map of the trace's version stops
 //! the simulator ("undefined instruction").
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::sync::OnceLock;
 
 /// The Volta map (every entry is also in the Ampere map).
@@ -213,9 +213,9 @@ pub fn specialized_unit(first: &str) -> Option<u8> {
 /// writes against these lists, and scanning them was most of the export's
 /// time.
 fn set(
-    cell: &'static OnceLock<HashSet<&'static str>>,
+    cell: &'static OnceLock<FxHashSet<&'static str>>,
     list: &'static [&'static str],
-) -> &'static HashSet<&'static str> {
+) -> &'static FxHashSet<&'static str> {
     cell.get_or_init(|| list.iter().copied().collect())
 }
 
@@ -226,7 +226,7 @@ fn set(
 /// assert!(!tf_accelsim::opmap::in_volta("LDGSTS"));
 /// ```
 pub fn in_volta(first: &str) -> bool {
-    static VOLTA_SET: OnceLock<HashSet<&str>> = OnceLock::new();
+    static VOLTA_SET: OnceLock<FxHashSet<&str>> = OnceLock::new();
     set(&VOLTA_SET, VOLTA).contains(first)
 }
 
@@ -237,7 +237,7 @@ pub fn in_volta(first: &str) -> bool {
 /// assert!(!tf_accelsim::opmap::is_memory("FFMA"));
 /// ```
 pub fn is_memory(first: &str) -> bool {
-    static MEMORY_SET: OnceLock<HashSet<&str>> = OnceLock::new();
+    static MEMORY_SET: OnceLock<FxHashSet<&str>> = OnceLock::new();
     set(&MEMORY_SET, MEMORY).contains(first)
 }
 
@@ -251,7 +251,7 @@ pub fn is_memory(first: &str) -> bool {
 /// assert!(!known(80, "NOSUCH"));
 /// ```
 pub fn known(version: u32, first: &str) -> bool {
-    static AMPERE_SET: OnceLock<HashSet<&str>> = OnceLock::new();
+    static AMPERE_SET: OnceLock<FxHashSet<&str>> = OnceLock::new();
     let volta = in_volta(first);
     match version {
         70 => volta,
