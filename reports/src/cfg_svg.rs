@@ -205,13 +205,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_diamond_is_drawn_with_its_marks() {
+    /// An if-else: block 1 branches to 2 or 3, which meet at 4.
+    fn diamond() -> Drawing {
         let nodes: Vec<Node> = [(1, 1.0), (2, 0.5), (3, 0.5), (4, 1.0)]
             .into_iter()
             .map(|(a, e)| node(a, e))
             .collect();
-        let d = draw(&nodes, &[(1, 2, 16), (1, 3, 16), (2, 4, 16), (3, 4, 16)]);
+        draw(&nodes, &[(1, 2, 16), (1, 3, 16), (2, 4, 16), (3, 4, 16)])
+    }
+
+    #[test]
+    fn a_diamond_is_drawn_with_its_marks() {
+        let d = diamond();
         assert!(d.svg.starts_with("<svg"));
         assert_eq!(d.svg.matches("class=\"cfg-block\"").count(), 4);
         assert!(d.svg.contains("divergent branch") && d.svg.contains("reconvergence point"));
@@ -220,15 +225,10 @@ mod tests {
 
     #[test]
     fn a_drawing_reads_the_same_every_time() {
-        let nodes: Vec<Node> = [(1, 1.0), (2, 0.5), (3, 0.5), (4, 1.0)]
-            .into_iter()
-            .map(|(a, e)| node(a, e))
-            .collect();
-        let edges = [(1, 2, 16), (1, 3, 16), (2, 4, 16), (3, 4, 16)];
-        let first = draw(&nodes, &edges).svg;
+        let first = diamond().svg;
         // layout-rs seeds each of its hash maps afresh
         for _ in 0..20 {
-            assert_eq!(draw(&nodes, &edges).svg, first);
+            assert_eq!(diamond().svg, first);
         }
         let styles = &first[first.find("<style>").unwrap()..first.find("</style>").unwrap()];
         assert!(styles.lines().count() > 2, "{styles}");
