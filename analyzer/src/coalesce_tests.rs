@@ -1,0 +1,187 @@
+//! Tests of [`super`]: the coalescer's shortcuts count as gathering does.
+
+use super::*;
+
+/// Lanes that access the same bytes, on their stacks (the same stack
+/// pointer) or not: counted without gathering, as gathered and sorted.
+#[test]
+fn uniform_accesses_count_as_gathered_ones() {
+    let mut next = crate::testutil::numbers(12345);
+    let mut checked = 0;
+    for _ in 0..4000 {
+        let width = [4, 8, 12, 24, 32, 48, 64][next(7) as usize];
+        let sp = 0x7fff_0000 + 8 * next(64);
+        let stack = (0x7ffe_0000, 0x8000_0000);
+        let lanes: Vec<usize> = (0..width).filter(|_| next(3) > 0).collect();
+        if lanes.is_empty() {
+            continue;
+        }
+        let addr = match next(3) {
+            0 => 0x1000_0000 + next(4096),
+            _ => sp - 512 + next(1024),
+        };
+        let size = [1, 2, 4, 8, 16, 32, 3][next(7) as usize];
+        let access = [Access {
+            operand: 0,
+            size,
+            write: false,
+            addr,
+        }];
+        let issues: Vec<LaneIssue<'_>> = lanes
+            .iter()
+            .map(|&lane| LaneIssue {
+                lane,
+                insns: 1,
+                first_op: 0,
+                accesses: &access,
+            })
+            .collect();
+        let c = Coalescer::new(width, vec![(stack, sp); width]);
+        let mut gather = Gather::default();
+        for l in &issues {
+            gather.add(&access[0], l.lane, &c.stacks, width);
+        }
+        let got = c.uniform(&issues, 0);
+        assert_eq!(
+            got,
+            Some(gather.counts()),
+            "W={width} lanes {lanes:?} {addr:#x}+{size} sp {sp:#x}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 3000);
+}
+
+/// `interleaved` gives, operand by operand, the interleaved sectors that
+/// `requests` gives: for one lane, for lanes that all make every access
+/// (the same bytes from the same stack pointer or not), and for lanes
+/// whose conditional operands are absent here and there.
+#[test]
+fn interleaved_alone_counts_as_requests_do() {
+    let mut next = crate::testutil::numbers(4242);
+    let block = crate::blocks::CBlock {
+        address: 0x1000,
+        end_address: 0x1010,
+        n_insns: 3,
+        n_ops: 3,
+        function: 0,
+        end: tf_trace::EndKind::Fallthrough,
+        is_entry: false,
+        is_cold: false,
+        origin: (0, 0, 0),
+    };
+    let segments = Segments::new([], []);
+    let mut checked = [0; 3];
+    for _ in 0..3000 {
+        let width = [4, 8, 12, 32, 64][next(5) as usize];
+        let n = 1 + next(width.min(6) as u64) as usize;
+        let lanes: Vec<usize> = (0..width).filter(|_| next(2) == 0).take(n).collect();
+        if lanes.is_empty() {
+            continue;
+        }
+        let same = next(2) == 0;
+        let sp = 0x7fff_0000u64;
+        let stacks: Vec<_> = (0..width)
+            .map(|l| {
+                let lane_sp = if same { sp } else { sp + 0x100 * l as u64 };
+                ((0x7ffe_0000, 0x8000_0000), lane_sp)
+            })
+            .collect();
+        let all = next(3) > 0;
+        let mut accesses: Vec<Vec<Access>> = Vec::new();
+        for &l in &lanes {
+            let mut mine = Vec::new();
+            for j in 0..3u16 {
+                if !all && next(3) == 0 {
+                    continue; // an absent conditional operand
+                }
+                let addr = match (same, next(3)) {
+                    (_, 0) => 0x1000_0000 + next(256),
+                    (true, _) => sp - 64 + 8 * u64::from(j),
+                    (false, _) => stacks[l].1 - 64 + next(128),
+                };
+                mine.push(Access {
+                    operand: j,
+                    size: [1, 4, 8, 16][next(4) as usize],
+                    write: next(2) == 0,
+                    addr,
+                });
+            }
+            accesses.push(mine);
+        }
+        let issues: Vec<LaneIssue<'_>> = lanes
+            .iter()
+            .zip(&accesses)
+            .map(|(&lane, a)| LaneIssue {
+                lane,
+                insns: 3,
+                first_op: 0,
+                accesses: a,
+            })
+            .collect();
+        let issue = Issue {
+            cblock: 0,
+            block: &block,
+            function: 0,
+            active: 0,
+            counted: 0,
+            predicated: 0,
+            spinning: 0,
+            warp_instructions: 3,
+            thread_instructions: 3,
+            lanes: &issues,
+            serialized: None,
+        };
+        let mut c = Coalescer::new(width, stacks);
+        let mut requests = Vec::new();
+        c.requests(&issue, &segments, |r| requests.push(r));
+        for r in requests {
+            assert_eq!(
+                c.interleaved(&issue, r.operand),
+                r.interleaved,
+                "W={width} lanes {lanes:?} operand {}",
+                r.operand
+            );
+        }
+        checked[match (issues.len(), all) {
+            (1, _) => 0,
+            (_, true) => 1,
+            _ => 2,
+        }] += 1;
+    }
+    assert!(checked.iter().all(|&n| n > 300), "{checked:?}");
+}
+
+#[test]
+fn lanes_apart_or_from_other_stack_pointers_are_gathered() {
+    let stack = (0x7ffe_0000, 0x8000_0000);
+    let c = Coalescer::new(4, vec![(stack, 0x7fff_0000), (stack, 0x7fff_0100)]);
+    let a = [Access {
+        operand: 0,
+        size: 8,
+        write: false,
+        addr: 0x7fff_0000 - 16,
+    }];
+    let b = [Access {
+        addr: 0x7fff_0000 - 8,
+        ..a[0]
+    }];
+    let lane = |lane, accesses| LaneIssue {
+        lane,
+        insns: 1,
+        first_op: 0,
+        accesses,
+    };
+    assert_eq!(
+        c.uniform(&[lane(0, &a), lane(1, &a)], 0),
+        None,
+        "other stack pointers"
+    );
+    let c = Coalescer::new(4, vec![(stack, 0x7fff_0000); 2]);
+    assert_eq!(
+        c.uniform(&[lane(0, &a), lane(1, &b)], 0),
+        None,
+        "other bytes"
+    );
+    assert!(c.uniform(&[lane(0, &a), lane(1, &a)], 0).is_some());
+}
