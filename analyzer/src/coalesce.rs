@@ -63,24 +63,12 @@ impl Coalescer {
         if let [lane] = issue.lanes {
             return self.one_lane(lane, n_ops, segments, each);
         }
-        // Every lane made every access of the block (no conditional operand
-        // left out): the j-th access of each lane is operand j.
-        if issue
-            .lanes
-            .iter()
-            .all(|l| l.accesses.len() == usize::from(n_ops))
-        {
+        if every_access_made(issue) {
             for j in 0..n_ops {
-                let counts = match self.uniform(issue.lanes, usize::from(j)) {
+                let at = usize::from(j);
+                let counts = match self.uniform(issue.lanes, at) {
                     Some(counts) => counts,
-                    None => {
-                        self.gather.clear();
-                        for l in issue.lanes {
-                            let a = &l.accesses[usize::from(j)];
-                            self.gather.add(a, l.lane, &self.stacks, self.width);
-                        }
-                        self.gather.counts()
-                    }
+                    None => self.gathered(issue.lanes.iter().map(|l| (l.lane, &l.accesses[at]))),
                 };
                 let l = &issue.lanes[0];
                 let a = &l.accesses[usize::from(j)];
@@ -124,29 +112,40 @@ impl Coalescer {
                 .find(|a| a.operand.wrapping_sub(l.first_op) == j)
         }
         if let [lane] = issue.lanes {
-            let Some(a) = of_operand(lane, j) else {
-                return 0;
-            };
-            let (stack, sp) = self.stacks[lane.lane];
-            return if a.addr >= stack.0 && a.addr < stack.1 {
-                interleaved_sector_count(a.addr, a.size, sp, lane.lane as u32, self.width)
-            } else {
-                sector_range(a.addr, a.size).count() as u64
-            };
+            return of_operand(lane, j).map_or(0, |a| self.lone(lane.lane, a).1);
         }
-        let n_ops = issue.block.n_ops as usize;
-        if issue.lanes.iter().all(|l| l.accesses.len() == n_ops) {
+        if every_access_made(issue) {
             if let Some((_, interleaved)) = self.uniform(issue.lanes, usize::from(j)) {
                 return interleaved;
             }
         }
+        let lanes = issue.lanes.iter();
+        self.gathered(lanes.filter_map(|l| Some((l.lane, of_operand(l, j)?))))
+            .1
+    }
+
+    /// The distinct sectors, in both layouts of the stack, of these accesses
+    /// (by lane), gathered and sorted.
+    fn gathered<'a>(&mut self, accesses: impl Iterator<Item = (usize, &'a Access)>) -> (u64, u64) {
         self.gather.clear();
-        for l in issue.lanes {
-            if let Some(a) = of_operand(l, j) {
-                self.gather.add(a, l.lane, &self.stacks, self.width);
-            }
+        for (lane, a) in accesses {
+            self.gather.add(a, lane, &self.stacks, self.width);
         }
-        self.gather.counts().1
+        self.gather.counts()
+    }
+
+    /// The distinct sectors, in both layouts of the stack, of lane `lane`'s
+    /// access `a` made alone.
+    #[inline(always)]
+    fn lone(&self, lane: usize, a: &Access) -> (u64, u64) {
+        let (stack, sp) = self.stacks[lane];
+        let span = sector_range(a.addr, a.size).count() as u64;
+        let interleaved = if a.addr >= stack.0 && a.addr < stack.1 {
+            interleaved_sector_count(a.addr, a.size, sp, lane as u32, self.width)
+        } else {
+            span
+        };
+        (span, interleaved)
     }
 
     /// The request of operand `j` whose first lane is `lane`, accessing
@@ -267,16 +266,11 @@ impl Coalescer {
         segments: &Segments,
         mut each: impl FnMut(Request),
     ) {
-        let (stack, sp) = self.stacks[l.lane];
+        let stack = self.stacks[l.lane].0;
         for a in l.accesses {
             let j = a.operand.wrapping_sub(l.first_op);
             debug_assert!(j < n_ops, "an access outside its block's operands");
-            let span = sector_range(a.addr, a.size).count() as u64;
-            let interleaved = if a.addr >= stack.0 && a.addr < stack.1 {
-                interleaved_sector_count(a.addr, a.size, sp, l.lane as u32, self.width)
-            } else {
-                span
-            };
+            let (span, interleaved) = self.lone(l.lane, a);
             each(Request {
                 operand: j,
                 segment: segments.classify(stack, a.addr, &mut self.cache),
@@ -286,6 +280,14 @@ impl Coalescer {
             });
         }
     }
+}
+
+/// Whether every lane of `issue` made every access of its block (no
+/// conditional operand left out): the j-th access of each lane is then
+/// operand j.
+fn every_access_made(issue: &Issue<'_>) -> bool {
+    let n_ops = issue.block.n_ops as usize;
+    issue.lanes.iter().all(|l| l.accesses.len() == n_ops)
 }
 
 /// Number of distinct values (sorts `v`).

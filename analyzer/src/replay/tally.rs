@@ -46,7 +46,8 @@ impl<'a> Tally<'a> {
         stacks: Vec<((u64, u64), u64)>,
         functions: usize,
     ) -> Tally<'a> {
-        let others = widths[1..]
+        let (&first, rest) = widths.split_first().expect("a width");
+        let others = rest
             .iter()
             .map(|&w| OtherWidth {
                 coalescer: Coalescer::new(w, stacks.clone()),
@@ -59,7 +60,7 @@ impl<'a> Tally<'a> {
                 ..WarpStats::default()
             },
             segments,
-            coalescer: Coalescer::new(widths[0], stacks),
+            coalescer: Coalescer::new(first, stacks),
             others,
         }
     }
