@@ -136,6 +136,8 @@ impl Coalescer {
 
     /// The distinct sectors, in both layouts of the stack, of lane `lane`'s
     /// access `a` made alone.
+    // Always inlined: most requests of a one-warp replay are a lone lane's,
+    // counted here once per access.
     #[inline(always)]
     fn lone(&self, lane: usize, a: &Access) -> (u64, u64) {
         let (stack, sp) = self.stacks[lane];
