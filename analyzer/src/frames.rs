@@ -88,6 +88,10 @@ pub struct FrameTracker {
     /// Frames removed by the last return, top first (for the CFG builder).
     popped: Vec<Frame>,
     pending: Pending,
+    /// How many frames of the stack return to an address of each
+    /// [`site_bucket`]: most arrivals are at no return site, and the
+    /// bucket tells so without searching a deep (recursive) stack.
+    sites: [u32; SITE_BUCKETS],
 }
 
 impl FrameTracker {
@@ -97,6 +101,7 @@ impl FrameTracker {
             frames: vec![root],
             popped: Vec::new(),
             pending: Pending::None,
+            sites: [0; SITE_BUCKETS],
         }
     }
 
@@ -198,7 +203,7 @@ impl FrameTracker {
         sym: FunctionId,
         first: CBlockId,
     ) -> Transition {
-        self.frames.push(Frame {
+        self.push(Frame {
             entry,
             sym,
             return_site,
@@ -217,6 +222,9 @@ impl FrameTracker {
         if !after_ret && top.sym != 0 && top.sym == sym {
             return None;
         }
+        if self.sites[site_bucket(address)] == 0 {
+            return None;
+        }
         let k = self
             .frames
             .iter()
@@ -224,10 +232,23 @@ impl FrameTracker {
         Some(self.pop_to(k))
     }
 
+    /// Pushes `frame`, counting its return site.
+    fn push(&mut self, frame: Frame) {
+        if frame.call_node.is_some() {
+            self.sites[site_bucket(frame.return_site)] += 1;
+        }
+        self.frames.push(frame);
+    }
+
     /// Keeps `frames[..k]` and returns how many frames were removed.
     fn pop_to(&mut self, k: usize) -> u32 {
         self.popped.clear();
         self.popped.extend(self.frames.drain(k..).rev());
+        for f in &self.popped {
+            if f.call_node.is_some() {
+                self.sites[site_bucket(f.return_site)] -= 1;
+            }
+        }
         self.popped.len() as u32
     }
 
@@ -284,7 +305,7 @@ impl FrameTracker {
             Pending::None => None,
             Pending::Signal => {
                 let node = self.top().last;
-                self.frames.push(Frame {
+                self.push(Frame {
                     entry: n.address,
                     sym: n.function,
                     return_site: SIGNAL_FRAME,
@@ -306,6 +327,15 @@ impl FrameTracker {
 
 /// The `return_site` of a signal handler's frame (no code returns there).
 const SIGNAL_FRAME: u64 = u64::MAX;
+
+/// Buckets of return-site addresses in [`FrameTracker::sites`].
+const SITE_BUCKETS: usize = 64;
+
+/// The bucket of return site `address`.
+#[inline]
+fn site_bucket(address: u64) -> usize {
+    (address.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
+}
 
 /// A signal event waiting for the next block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

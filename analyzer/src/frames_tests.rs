@@ -149,3 +149,24 @@ fn jumps_to_the_callers_return_site_inside_recursion_stay() {
     // f calls f; the inner f jumps to 0x205 (its caller's return site) without returning.
     assert_eq!(replay(&t, &[f0, f2, f1]), [(Call, 1), (Same, 1)]);
 }
+
+#[test]
+fn return_sites_are_counted_through_deep_stacks_and_unwinding() {
+    let site = |k: u64| 0x1005 + 0x10 * k;
+    let mut t = FrameTracker::new(Frame::root(0x1000, 1, 0));
+    for k in 0..200u32 {
+        t.call(k, site(u64::from(k)), 0x2000, 2, 7);
+    }
+    let counted = |t: &FrameTracker| t.sites.iter().sum::<u32>() as usize;
+    assert_eq!(counted(&t), 200);
+    // No frame returns here: a jump's arrival is no return.
+    assert_eq!(t.arrive(false, 0x1006, 3), None);
+    // Unwinding (longjmp) to the 100th call's return site pops 101 frames.
+    assert_eq!(t.arrive(false, site(99), 3), Some(101));
+    assert_eq!((t.depth(), counted(&t)), (99, 99));
+    // Popped return sites are no longer found; those below still are.
+    assert_eq!(t.arrive(true, site(150), 3), None);
+    assert_eq!(t.arrive(true, site(98), 3), Some(1));
+    assert_eq!(t.arrive(true, site(0), 3), Some(98));
+    assert_eq!((t.depth(), counted(&t)), (0, 0));
+}

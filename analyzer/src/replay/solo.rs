@@ -2,25 +2,69 @@
 //! ran apart (a pthreads program's few threads, each in its own code).
 //!
 //! A lone lane cannot diverge and cannot contend for a lock with another
-//! lane of its entry, so while it goes from block to block of its frame the
-//! stack only follows it: the entry's `pc`, `func` and `mask` are rewritten
-//! in place, exactly as [`Warp::diverge`] does for a single group. Running
-//! those steps in a loop, without reading the entry back and regrouping
-//! every step, gives the same issues in the same order; anything else (a
-//! call, a return, the entry's reconvergence point, the unit's end, a
-//! serialization region's join) goes back to the general step.
+//! lane of its entry (a region needs two holders), so the stack only follows
+//! it, and [`Warp::run_solo`] rewrites the stack in a loop exactly as the
+//! general step ([`Warp::diverge`] for a single group or callee, then the
+//! main loop's next round) would, without reading the top entry back and
+//! regrouping every step:
+//! - from block to block of its frame, the entry's `pc` and `func` change
+//!   in place;
+//! - a call one frame down turns the entry into the call's return site
+//!   (reconverging where the entry did) and pushes the callee's entry;
+//! - a return to the return site below, when that holds this lane alone,
+//!   pops the callee's entry and turns the return site into the block the
+//!   lane came back to.
+//!
+//! The issues are the same, in the same order. Anything else (the entry's
+//! reconvergence point, a call or return across several frames, a return
+//! site shared with other lanes or missing, as under `--reconverge
+//! min-pc`'s frontier, the unit's end, a serialization region's join) goes
+//! back to the general step.
 
 use super::lane::Next;
 use super::stack::{Entry, Pc};
 use super::warp::Warp;
 use crate::blocks::CBlockId;
 
+/// Whether a lone lane runs in [`Warp::run_solo`]'s loop: always, but in
+/// this crate's tests, which turn it off to check that it changes nothing.
+#[inline(always)]
+pub(super) fn enabled() -> bool {
+    #[cfg(test)]
+    return !tests::GENERAL_STEPS_ONLY.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(test))]
+    true
+}
+
 impl Warp<'_, '_, '_> {
     /// Moves on lane `i`, the only live lane of the top entry `top`, which
     /// has just issued block `b`: issues its blocks until it leaves the
-    /// entry's plain block-to-block path, and leaves the stack as the
-    /// general step would have.
+    /// paths above, and leaves the stack as the general step would have.
     pub(super) fn run_solo(&mut self, i: usize, b: CBlockId, top: Entry) -> tf_trace::Result<()> {
+        let (mut b, mut here) = (b, top);
+        loop {
+            let (last, entry, next) = self.run_path(i, b, here)?;
+            (b, here) = match self.follow(i, last, entry, next) {
+                Some(moved) => moved,
+                None => return Ok(()),
+            };
+            let issued = self.execute(b, 1 << i, &here);
+            debug_assert!(issued, "a lone lane stands at its entry's block");
+        }
+    }
+
+    /// Issues lane `i`'s blocks while it goes from block to block of the
+    /// frame of `top`, whose block `b` it has just issued; gives the last
+    /// block it ran, its entry then (the stack's copy is not rewritten) and
+    /// where it went instead.
+    // The loop of most steps: on its own, it keeps `top` in registers.
+    #[inline(never)]
+    fn run_path(
+        &mut self,
+        i: usize,
+        b: CBlockId,
+        top: Entry,
+    ) -> tf_trace::Result<(CBlockId, Entry, Next)> {
         let (mut b, mut here) = (b, top);
         loop {
             match self.advance(i, top.depth)? {
@@ -31,18 +75,90 @@ impl Warp<'_, '_, '_> {
                     let issued = self.execute(b, 1 << i, &here);
                     debug_assert!(issued, "a lone lane stands at its entry's block");
                 }
-                next => {
-                    let left = self.place(i, b, top.depth, next);
-                    let at = self.stack.len() - 1;
-                    self.stack[at] = Entry {
-                        pc: Pc::Block(b),
-                        mask: 1 << i,
-                        ..here
-                    };
-                    self.diverge(Some(b), self.stack[at], left, true);
-                    return Ok(());
-                }
+                next => return Ok((b, here, next)),
             }
         }
     }
+
+    /// Lane `i` ran block `b` in entry `here` and goes to `next`, which is
+    /// not a block of the same path: at a call or return that the loop
+    /// follows, rewrites the stack and gives the lane's block and entry;
+    /// otherwise hands the lane to the general step and gives `None`.
+    // Never inlined: calls and returns are a small part of the steps, and
+    // inlined, this made the block-to-block loop slower.
+    #[inline(never)]
+    fn follow(
+        &mut self,
+        i: usize,
+        b: CBlockId,
+        here: Entry,
+        next: Next,
+    ) -> Option<(CBlockId, Entry)> {
+        let lane = 1u64 << i;
+        match next {
+            Next::Called { block, func } if self.lanes[i].depth() == here.depth + 1 => {
+                // The entry becomes the call's return site, which
+                // reconverges where the entry did; the callee's entry goes
+                // above it.
+                let at = self.stack.len() - 1;
+                self.stack[at] = Entry {
+                    pc: Pc::ReturnSite(b),
+                    mask: lane,
+                    ..here
+                };
+                let callee = Entry::above(
+                    &here,
+                    Pc::Block(block),
+                    Pc::Exit,
+                    lane,
+                    here.depth + 1,
+                    func,
+                );
+                self.stack.push(callee);
+                return Some((block, callee));
+            }
+            Next::Left => {
+                if let Some((block, site)) = self.back_at_return_site(i) {
+                    self.stack.pop();
+                    let at = self.stack.len() - 1;
+                    self.stack[at] = site;
+                    return Some((block, site));
+                }
+            }
+            _ => {}
+        }
+        let left = self.place(i, b, here.depth, next);
+        let at = self.stack.len() - 1;
+        self.stack[at] = Entry {
+            pc: Pc::Block(b),
+            mask: lane,
+            ..here
+        };
+        self.diverge(Some(b), self.stack[at], left, true);
+        None
+    }
+
+    /// Lane `i` has just returned into the entry below the top: when that
+    /// is a return site holding this lane alone, the block the lane came
+    /// back to and the entry as the general step would leave it (running
+    /// that block); `None` when the general step would do anything else.
+    fn back_at_return_site(&self, i: usize) -> Option<(CBlockId, Entry)> {
+        let below = *self.stack.get(self.stack.len().checked_sub(2)?)?;
+        let lane = &self.lanes[i];
+        let at_site = matches!(below.pc, Pc::ReturnSite(_)) && below.pc != below.rpc;
+        if !at_site || below.mask != 1 << i || lane.depth() != below.depth {
+            return None;
+        }
+        let block = lane.step.cblock;
+        let site = Entry {
+            pc: Pc::Block(block),
+            func: lane.tracker.top().entry,
+            ..below
+        };
+        (site.pc != below.rpc).then_some((block, site))
+    }
 }
+
+#[cfg(test)]
+#[path = "solo_tests.rs"]
+mod tests;

@@ -95,7 +95,7 @@ impl Warp<'_, '_, '_> {
                         self.diverge(None, top, left, false);
                         continue;
                     }
-                    if live & (live - 1) == 0 {
+                    if live & (live - 1) == 0 && super::solo::enabled() {
                         self.run_solo(live.trailing_zeros() as usize, b, top)?;
                         continue;
                     }

@@ -1,0 +1,223 @@
+//! The lone-lane loop changes nothing: random programs of calls, returns,
+//! recursion, branches, memory and a contended lock replay to the same
+//! issues, in the same order, with the same figures, with the loop as
+//! without it.
+
+use crate::blocks::CBlockId;
+use crate::replay::{LockModel, Reconvergence};
+use crate::results::Report;
+use crate::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
+use crate::testutil::{numbers, TempTrace};
+use crate::{analyze_observed, Options, Silent};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use tf_trace::{BlockDef, BlockId, EndKind as E, LockKind, ThreadWriter};
+
+/// Set by this test: every lone lane takes the general step.
+pub(super) static GENERAL_STEPS_ONLY: AtomicBool = AtomicBool::new(false);
+
+/// Everything a warp's sink is told, in order, as text.
+#[derive(Default)]
+struct Log(Vec<String>);
+
+impl IssueSink for Log {
+    fn issue(&mut self, i: &Issue<'_>) {
+        let lanes: Vec<_> = i
+            .lanes
+            .iter()
+            .map(|l| (l.lane, l.insns, l.first_op, l.accesses.to_vec()))
+            .collect();
+        self.0.push(format!(
+            "issue {} f{} {:x} {:x} {:x} {:x} {} {} {:?} {:?}",
+            i.cblock,
+            i.function,
+            i.active,
+            i.counted,
+            i.predicated,
+            i.spinning,
+            i.warp_instructions,
+            i.thread_instructions,
+            i.serialized,
+            lanes
+        ));
+    }
+    fn diverged(&mut self, b: CBlockId, active: u64, paths: usize, at: Option<CBlockId>) {
+        self.0
+            .push(format!("diverged {b} {active:x} {paths} {at:?}"));
+    }
+    fn lock_rounds(&mut self, rounds: &[(u64, Option<u64>)]) {
+        self.0.push(format!("rounds {rounds:?}"));
+    }
+    fn predicated(&mut self, b: CBlockId) {
+        self.0.push(format!("predicated {b}"));
+    }
+    fn lock_acquired(&mut self, lane: usize, lock: u64, kind: LockKind) {
+        self.0.push(format!("acquired {lane} {lock:x} {kind:?}"));
+    }
+    fn lock_contended(&mut self, lock: u64, lanes: u64, waiting: u64) {
+        self.0
+            .push(format!("contended {lock:x} {lanes:x} {waiting}"));
+    }
+}
+
+/// A warp's (width, index) and log.
+type WarpLog = ((usize, usize), Vec<String>);
+
+/// The logs of every warp.
+#[derive(Default)]
+struct Logs(Mutex<Vec<WarpLog>>);
+
+impl Observer for Logs {
+    type Sink = Log;
+    fn begin(&self, _: &Context<'_>, _: &WarpInfo<'_>) -> Log {
+        Log::default()
+    }
+    fn end(&self, _: &Context<'_>, warp: &WarpInfo<'_>, sink: Log) {
+        let key = (warp.width, warp.index);
+        self.0.lock().unwrap().push((key, sink.0));
+    }
+}
+
+/// The blocks of a function: `e` branches to the call `c` or to the arm
+/// `a`, which loads 8 bytes; both go on at `r` (the call's return site,
+/// where the branch reconverges), which jumps to `x`, which returns.
+struct Func {
+    e: BlockId,
+    c: BlockId,
+    r: BlockId,
+    a: BlockId,
+    x: BlockId,
+}
+
+/// Runs function `f` of `funcs` at call depth `depth`; function 2's arm
+/// holds lock 0x5000.
+fn walk(
+    t: &mut ThreadWriter<'_>,
+    funcs: &[Func],
+    f: usize,
+    depth: u32,
+    next: &mut impl FnMut(u64) -> u64,
+) {
+    let b = &funcs[f];
+    t.exec(b.e, &[]).unwrap();
+    if depth < 5 && next(3) != 0 {
+        t.exec(b.c, &[]).unwrap();
+        walk(t, funcs, next(funcs.len() as u64) as usize, depth + 1, next);
+    } else {
+        if f == 2 {
+            t.lock_acquire(LockKind::Mutex, 0x5000).unwrap();
+        }
+        t.exec(b.a, &[0x10_0000 + 8 * next(64)]).unwrap();
+        if f == 2 {
+            t.lock_release(LockKind::Mutex, 0x5000).unwrap();
+        }
+    }
+    t.exec(b.r, &[]).unwrap();
+    t.exec(b.x, &[]).unwrap();
+}
+
+/// A trace of 7 threads, each calling random functions from a loop in main.
+fn program(seed: u64) -> crate::testutil::OpenTrace {
+    let mut next = numbers(seed);
+    let mut tt = TempTrace::new();
+    let w = tt.writer();
+    let block = |w: &mut tf_trace::TraceWriter, addr: u64, n: usize, end: E, f| {
+        w.block(&BlockDef::new(addr).insns(&vec![1; n]).end(end).function(f))
+            .unwrap()
+    };
+    let main = w.function(0x100, 0, "main").unwrap();
+    let m0 = block(w, 0x100, 1, E::Call, main);
+    let m1 = block(w, 0x101, 1, E::Branch, main);
+    let m2 = block(w, 0x102, 1, E::Return, main);
+    let funcs: Vec<Func> = (0..4u64)
+        .map(|k| {
+            let base = 0x1000 * (k + 1);
+            let f = w.function(base, 0, format!("f{k}")).unwrap();
+            let a = w
+                .block(
+                    &BlockDef::new(base + 0x20)
+                        .insns(&[1, 1, 1])
+                        .read(8)
+                        .end(E::Jump)
+                        .function(f),
+                )
+                .unwrap();
+            Func {
+                e: block(w, base, 2, E::Branch, f),
+                c: block(w, base + 2, 1, E::Call, f),
+                r: block(w, base + 3, 2, E::Jump, f),
+                a,
+                x: block(w, base + 0x30, 1, E::Return, f),
+            }
+        })
+        .collect();
+    for tid in 1..=7 {
+        let mut t = w.thread(tid).unwrap();
+        for _ in 0..1 + next(4) {
+            t.exec(m0, &[]).unwrap();
+            walk(&mut t, &funcs, next(4) as usize, 1, &mut next);
+            t.exec(m1, &[]).unwrap();
+        }
+        t.exec(m2, &[]).unwrap();
+    }
+    tt.finish()
+}
+
+/// The report and every warp's log of analysing `trace` with `opts`.
+fn replay(trace: &tf_trace::Trace, opts: &Options) -> (Report, Vec<WarpLog>) {
+    let logs = Logs::default();
+    let report = analyze_observed(trace, opts, &Silent, &logs).unwrap();
+    let mut logs = logs.0.into_inner().unwrap();
+    logs.sort_by_key(|l| l.0);
+    (report, logs)
+}
+
+#[test]
+fn a_lone_lane_replays_as_the_general_step_would() {
+    let lone = |logs: &[WarpLog]| {
+        logs.iter()
+            .flat_map(|l| &l.1)
+            .filter(|s| {
+                s.starts_with("issue")
+                    && s.split(' ')
+                        .nth(3)
+                        .is_some_and(|m| u64::from_str_radix(m, 16).unwrap().is_power_of_two())
+            })
+            .count()
+    };
+    let mut lone_issues = 0;
+    for seed in 0..12 {
+        let trace = program(seed);
+        let base = Options {
+            widths: vec![1, 2, 3, 4, 8],
+            unit: "thread".parse().unwrap(),
+            index: false,
+            ..Options::default()
+        };
+        let variants = [
+            base.clone(),
+            Options {
+                reconvergence: Reconvergence::MinPc,
+                ..base.clone()
+            },
+            Options {
+                lock_model: LockModel::Spin,
+                predicate: 8,
+                ..base.clone()
+            },
+        ];
+        for opts in &variants {
+            GENERAL_STEPS_ONLY.store(false, Ordering::Relaxed);
+            let (report, logs) = replay(&trace, opts);
+            GENERAL_STEPS_ONLY.store(true, Ordering::Relaxed);
+            let (general, general_logs) = replay(&trace, opts);
+            GENERAL_STEPS_ONLY.store(false, Ordering::Relaxed);
+            assert!(report.incomplete.is_empty());
+            assert_eq!(report, general, "seed {seed}, {opts:?}");
+            assert_eq!(logs, general_logs, "seed {seed}, {opts:?}");
+            lone_issues += lone(&logs);
+        }
+    }
+    // The programs do leave lanes alone, often.
+    assert!(lone_issues > 1000, "{lone_issues} issues of a lone lane");
+}
