@@ -41,59 +41,53 @@ impl Warp<'_, '_, '_> {
     /// has just issued block `b`: issues its blocks until it leaves the
     /// paths above, and leaves the stack as the general step would have.
     pub(super) fn run_solo(&mut self, i: usize, b: CBlockId, top: Entry) -> tf_trace::Result<()> {
+        // The lane's last block and its entry as it stands (the stack's copy
+        // is rewritten only at calls and returns, and for the general step).
         let (mut b, mut here) = (b, top);
         loop {
-            let (last, entry, next) = self.run_path(i, b, here)?;
-            (b, here) = match self.follow(i, last, entry, next) {
-                Some(moved) => moved,
-                None => return Ok(()),
-            };
+            let next = self.run_path(i, &mut b, &mut here)?;
+            if !self.follow(i, &mut b, &mut here, next) {
+                return Ok(());
+            }
             let issued = self.execute(b, 1 << i, &here);
             debug_assert!(issued, "a lone lane stands at its entry's block");
         }
     }
 
     /// Issues lane `i`'s blocks while it goes from block to block of the
-    /// frame of `top`, whose block `b` it has just issued; gives the last
-    /// block it ran, its entry then (the stack's copy is not rewritten) and
-    /// where it went instead.
-    // The loop of most steps: on its own, it keeps `top` in registers.
+    /// frame of its entry `here`, having just issued block `b`; keeps both
+    /// up to date and gives where the lane went instead.
+    // The loop of most steps: on its own, it keeps the entry's depth and
+    // reconvergence point in registers.
     #[inline(never)]
-    fn run_path(
-        &mut self,
-        i: usize,
-        b: CBlockId,
-        top: Entry,
-    ) -> tf_trace::Result<(CBlockId, Entry, Next)> {
-        let (mut b, mut here) = (b, top);
+    fn run_path(&mut self, i: usize, b: &mut CBlockId, here: &mut Entry) -> tf_trace::Result<Next> {
+        let (mut last, mut entry) = (*b, *here);
         loop {
-            match self.advance(i, top.depth)? {
-                Next::Block { block, func } if Pc::Block(block) != top.rpc => {
-                    b = block;
-                    here.pc = Pc::Block(block);
-                    here.func = func;
-                    let issued = self.execute(b, 1 << i, &here);
+            match self.advance(i, here.depth)? {
+                Next::Block { block, func } if Pc::Block(block) != here.rpc => {
+                    last = block;
+                    entry.pc = Pc::Block(block);
+                    entry.func = func;
+                    let issued = self.execute(block, 1 << i, &entry);
                     debug_assert!(issued, "a lone lane stands at its entry's block");
                 }
-                next => return Ok((b, here, next)),
+                next => {
+                    (*b, *here) = (last, entry);
+                    return Ok(next);
+                }
             }
         }
     }
 
     /// Lane `i` ran block `b` in entry `here` and goes to `next`, which is
     /// not a block of the same path: at a call or return that the loop
-    /// follows, rewrites the stack and gives the lane's block and entry;
-    /// otherwise hands the lane to the general step and gives `None`.
+    /// follows, rewrites the stack, moves `b` and `here` to the lane's next
+    /// block and its entry, and gives true; otherwise hands the lane to the
+    /// general step and gives false.
     // Never inlined: calls and returns are a small part of the steps, and
     // inlined, this made the block-to-block loop slower.
     #[inline(never)]
-    fn follow(
-        &mut self,
-        i: usize,
-        b: CBlockId,
-        here: Entry,
-        next: Next,
-    ) -> Option<(CBlockId, Entry)> {
+    fn follow(&mut self, i: usize, b: &mut CBlockId, here: &mut Entry, next: Next) -> bool {
         let lane = 1u64 << i;
         match next {
             Next::Called { block, func } if self.lanes[i].depth() == here.depth + 1 => {
@@ -102,40 +96,35 @@ impl Warp<'_, '_, '_> {
                 // above it.
                 let at = self.stack.len() - 1;
                 self.stack[at] = Entry {
-                    pc: Pc::ReturnSite(b),
+                    pc: Pc::ReturnSite(*b),
                     mask: lane,
-                    ..here
+                    ..*here
                 };
-                let callee = Entry::above(
-                    &here,
-                    Pc::Block(block),
-                    Pc::Exit,
-                    lane,
-                    here.depth + 1,
-                    func,
-                );
-                self.stack.push(callee);
-                return Some((block, callee));
+                *here = Entry::above(here, Pc::Block(block), Pc::Exit, lane, here.depth + 1, func);
+                self.stack.push(*here);
+                *b = block;
+                return true;
             }
             Next::Left => {
                 if let Some((block, site)) = self.back_at_return_site(i) {
                     self.stack.pop();
                     let at = self.stack.len() - 1;
                     self.stack[at] = site;
-                    return Some((block, site));
+                    (*b, *here) = (block, site);
+                    return true;
                 }
             }
             _ => {}
         }
-        let left = self.place(i, b, here.depth, next);
+        let left = self.place(i, *b, here.depth, next);
         let at = self.stack.len() - 1;
         self.stack[at] = Entry {
-            pc: Pc::Block(b),
+            pc: Pc::Block(*b),
             mask: lane,
-            ..here
+            ..*here
         };
-        self.diverge(Some(b), self.stack[at], left, true);
-        None
+        self.diverge(Some(*b), self.stack[at], left, true);
+        false
     }
 
     /// Lane `i` has just returned into the entry below the top: when that
