@@ -1,5 +1,5 @@
 //! The lone-lane loop changes nothing: random programs of calls, returns,
-//! recursion, branches, memory and a contended lock replay to the same
+//! recursion, branches, memory, signals and a contended lock replay to the same
 //! issues, in the same order, with the same figures, with the loop as
 //! without it.
 
@@ -90,7 +90,8 @@ struct Func {
 }
 
 /// Runs function `f` of `funcs` at call depth `depth`; function 2's arm
-/// holds lock 0x5000.
+/// holds lock 0x5000, and a signal handler (`funcs`' last entry, `e` and
+/// `x` only) may interrupt function 3's arm.
 fn walk(
     t: &mut ThreadWriter<'_>,
     funcs: &[Func],
@@ -102,10 +103,17 @@ fn walk(
     t.exec(b.e, &[]).unwrap();
     if depth < 5 && next(3) != 0 {
         t.exec(b.c, &[]).unwrap();
-        walk(t, funcs, next(funcs.len() as u64) as usize, depth + 1, next);
+        walk(t, funcs, next(4) as usize, depth + 1, next);
     } else {
         if f == 2 {
             t.lock_acquire(LockKind::Mutex, 0x5000).unwrap();
+        }
+        if f == 3 && next(2) == 0 {
+            let handler = &funcs[funcs.len() - 1];
+            t.signal(10).unwrap();
+            t.exec(handler.e, &[]).unwrap();
+            t.exec(handler.x, &[]).unwrap();
+            t.signal_return(10).unwrap();
         }
         t.exec(b.a, &[0x10_0000 + 8 * next(64)]).unwrap();
         if f == 2 {
@@ -129,7 +137,8 @@ fn program(seed: u64) -> crate::testutil::OpenTrace {
     let m0 = block(w, 0x100, 1, E::Call, main);
     let m1 = block(w, 0x101, 1, E::Branch, main);
     let m2 = block(w, 0x102, 1, E::Return, main);
-    let funcs: Vec<Func> = (0..4u64)
+    // Four functions and a signal handler.
+    let funcs: Vec<Func> = (0..5u64)
         .map(|k| {
             let base = 0x1000 * (k + 1);
             let f = w.function(base, 0, format!("f{k}")).unwrap();
@@ -185,7 +194,7 @@ fn a_lone_lane_replays_as_the_general_step_would() {
             })
             .count()
     };
-    let mut lone_issues = 0;
+    let (mut lone_issues, mut signals, mut units_of_calls) = (0, false, 0);
     for seed in 0..12 {
         let trace = program(seed);
         let base = Options {
@@ -205,6 +214,11 @@ fn a_lone_lane_replays_as_the_general_step_would() {
                 predicate: 8,
                 ..base.clone()
             },
+            // Each call of f1 a unit: lanes start and end inside calls.
+            Options {
+                unit: "call:f1".parse().unwrap(),
+                ..base.clone()
+            },
         ];
         for opts in &variants {
             GENERAL_STEPS_ONLY.store(false, Ordering::Relaxed);
@@ -216,8 +230,13 @@ fn a_lone_lane_replays_as_the_general_step_would() {
             assert_eq!(report, general, "seed {seed}, {opts:?}");
             assert_eq!(logs, general_logs, "seed {seed}, {opts:?}");
             lone_issues += lone(&logs);
+            let handled = report.results[0].functions.iter().any(|f| f.name == "f4");
+            signals |= handled;
+            units_of_calls = units_of_calls.max(report.results[0].units);
         }
     }
     // The programs do leave lanes alone, often.
     assert!(lone_issues > 1000, "{lone_issues} issues of a lone lane");
+    assert!(signals, "no signal handler ran");
+    assert!(units_of_calls > 7, "{units_of_calls} units");
 }
