@@ -101,6 +101,11 @@ impl Coalescer {
         }
     }
 
+    /// The warp width it coalesces for.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
     /// The distinct sectors of operand `j` of `issue` with each lane's stack
     /// interleaved, as [`Coalescer::requests`] counts them for its request
     /// (`Request::interleaved`): all that differs between warps of several
@@ -112,7 +117,7 @@ impl Coalescer {
                 .find(|a| a.operand.wrapping_sub(l.first_op) == j)
         }
         if let [lane] = issue.lanes {
-            return of_operand(lane, j).map_or(0, |a| self.lone(lane.lane, a).1);
+            return of_operand(lane, j).map_or(0, |a| self.lone_interleaved(lane.lane, a));
         }
         if every_access_made(issue) {
             if let Some((_, interleaved)) = self.uniform(issue.lanes, usize::from(j)) {
@@ -140,14 +145,20 @@ impl Coalescer {
     // counted here once per access.
     #[inline(always)]
     fn lone(&self, lane: usize, a: &Access) -> (u64, u64) {
-        let (stack, sp) = self.stacks[lane];
         let span = sector_range(a.addr, a.size).count() as u64;
-        let interleaved = if a.addr >= stack.0 && a.addr < stack.1 {
+        (span, self.lone_interleaved(lane, a))
+    }
+
+    /// The distinct sectors of lane `lane`'s access `a` made alone, its
+    /// stack interleaved.
+    #[inline(always)]
+    fn lone_interleaved(&self, lane: usize, a: &Access) -> u64 {
+        let (stack, sp) = self.stacks[lane];
+        if a.addr >= stack.0 && a.addr < stack.1 {
             interleaved_sector_count(a.addr, a.size, sp, lane as u32, self.width)
         } else {
-            span
-        };
-        (span, interleaved)
+            sector_range(a.addr, a.size).count() as u64
+        }
     }
 
     /// The request of operand `j` whose first lane is `lane`, accessing
@@ -282,6 +293,20 @@ impl Coalescer {
             });
         }
     }
+}
+
+/// Whether a lone lane's request counts the same interleaved sectors
+/// (`Request::interleaved`) at widths `a` and `b`: at every width of 8 or
+/// more, a lane's stack words lie a sector apart (see
+/// [`interleaved_sector_count`]).
+///
+/// ```
+/// use tf_analyzer::coalesce::lone_counts_alike;
+/// assert!(lone_counts_alike(8, 64));
+/// assert!(!lone_counts_alike(4, 32));
+/// ```
+pub fn lone_counts_alike(a: usize, b: usize) -> bool {
+    a >= 8 && b >= 8
 }
 
 /// Whether every lane of `issue` made every access of its block (no

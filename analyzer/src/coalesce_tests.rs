@@ -53,9 +53,11 @@ fn uniform_accesses_count_as_gathered_ones() {
 }
 
 /// `interleaved` gives, operand by operand, the interleaved sectors that
-/// `requests` gives: for one lane, for lanes that all make every access
-/// (the same bytes from the same stack pointer or not), and for lanes
-/// whose conditional operands are absent here and there.
+/// `requests` gives, at two widths that hold the same lanes: for one lane,
+/// for lanes that all make every access (the same bytes from the same stack
+/// pointer or not), and for lanes whose conditional operands are absent
+/// here and there; and a lone lane counts alike at two widths when
+/// `lone_counts_alike` says so.
 #[test]
 fn interleaved_alone_counts_as_requests_do() {
     let mut next = crate::testutil::numbers(4242);
@@ -71,7 +73,7 @@ fn interleaved_alone_counts_as_requests_do() {
         origin: (0, 0, 0),
     };
     let segments = Segments::new([], []);
-    let mut checked = [0; 3];
+    let (mut checked, mut alike) = ([0; 3], 0);
     for _ in 0..3000 {
         let width = [4, 8, 12, 32, 64][next(5) as usize];
         let n = 1 + next(width.min(6) as u64) as usize;
@@ -132,16 +134,36 @@ fn interleaved_alone_counts_as_requests_do() {
             lanes: &issues,
             serialized: None,
         };
-        let mut c = Coalescer::new(width, stacks);
-        let mut requests = Vec::new();
+        // Another width that holds the same lanes.
+        let highest = *lanes.last().unwrap();
+        let wider: Vec<usize> = [1, 2, 4, 8, 12, 16, 32, 64]
+            .into_iter()
+            .filter(|&w| w > highest)
+            .collect();
+        let other = wider[next(wider.len() as u64) as usize];
+        let mut c = Coalescer::new(width, stacks.clone());
+        let mut at_other = Coalescer::new(other, stacks);
+        let (mut requests, mut other_requests) = (Vec::new(), Vec::new());
         c.requests(&issue, &segments, |r| requests.push(r));
-        for r in requests {
+        at_other.requests(&issue, &segments, |r| other_requests.push(r));
+        assert_eq!(requests.len(), other_requests.len());
+        for (r, o) in requests.iter().zip(&other_requests) {
             assert_eq!(
                 c.interleaved(&issue, r.operand),
                 r.interleaved,
                 "W={width} lanes {lanes:?} operand {}",
                 r.operand
             );
+            assert_eq!(
+                at_other.interleaved(&issue, r.operand),
+                o.interleaved,
+                "W={other} lanes {lanes:?} operand {}",
+                r.operand
+            );
+            if lanes.len() == 1 && lone_counts_alike(width, other) {
+                assert_eq!(r.interleaved, o.interleaved, "W={width} and {other}");
+                alike += 1;
+            }
         }
         checked[match (issues.len(), all) {
             (1, _) => 0,
@@ -150,6 +172,7 @@ fn interleaved_alone_counts_as_requests_do() {
         }] += 1;
     }
     assert!(checked.iter().all(|&n| n > 300), "{checked:?}");
+    assert!(alike > 300, "{alike}");
 }
 
 #[test]

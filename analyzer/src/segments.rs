@@ -137,19 +137,15 @@ pub fn interleaved_sectors(
 /// ```
 #[inline]
 pub fn interleaved_sector_count(addr: u64, size: u16, sp: u64, lane: u32, width: usize) -> u64 {
+    let (first, last) = word_span(addr, size, sp);
     if width >= 8 {
         // The lane's words lie 4·W ≥ 32 bytes apart: one sector each.
-        let (first, last) = word_span(addr, size, sp);
         return (last - first + 1) as u64;
     }
-    // The lane's words go up W words apart, so equal sectors are adjacent.
-    let mut last = None;
-    let mut n = 0;
-    for s in interleaved_words(addr, size, sp, lane, width) {
-        n += u64::from(last != Some(s));
-        last = Some(s);
-    }
-    n
+    // The lane's words go up 4·W < 32 bytes apart: they touch every sector
+    // from the first word's to the last's.
+    let sector = |k: i64| in_lane(lane0_word(k, width), lane);
+    sector(last) - sector(first) + 1
 }
 
 /// How many distinct sectors the same access by `lanes` (in increasing
@@ -209,9 +205,16 @@ fn interleaved_lane0_words(
     sp: u64,
     width: usize,
 ) -> impl Iterator<Item = i64> {
-    const BASE: i64 = 1 << 60;
     let (first, last) = word_span(addr, size, sp);
-    (first..=last).map(move |k| BASE.wrapping_add(4 * k * width as i64))
+    (first..=last).map(move |k| lane0_word(k, width))
+}
+
+/// Where lane 0's copy of word `k` (counted from the stack pointer) lies in
+/// the layout of [`interleaved_sectors`].
+#[inline]
+fn lane0_word(k: i64, width: usize) -> i64 {
+    const BASE: i64 = 1 << 60;
+    BASE.wrapping_add(4 * k * width as i64)
 }
 
 /// The first and last 4-byte words, counted from `sp`, of `[addr, addr + size)`.

@@ -232,11 +232,10 @@ impl Observer for Collector {
     }
 }
 
-impl IssueSink for WarpSink {
-    fn issue(&mut self, issue: &Issue<'_>) {
-        if !self.on {
-            return;
-        }
+impl WarpSink {
+    /// Counts `issue` for the report.
+    #[inline(never)]
+    fn count(&mut self, issue: &Issue<'_>) {
         let key = (issue.function, issue.cblock);
         self.last = key;
         let stats = self
@@ -257,8 +256,19 @@ impl IssueSink for WarpSink {
         if issue.serialized.is_some() {
             stats.serialized += issue.warp_instructions;
         }
+        // Requests as the replay counts them: one per operand that at least
+        // one active lane performed, in the segment of the first such
+        // lane's address.
         if issue.block.n_ops > 0 {
-            self.coalesce(issue);
+            self.coalescer.requests(issue, &self.segments, |r| {
+                stats
+                    .memory
+                    .add_request(r.segment, r.write, r.sectors, r.interleaved);
+                if let Some(o) = stats.operands.get_mut(r.operand as usize) {
+                    o.requests += 1;
+                    o.sectors += r.sectors;
+                }
+            });
         }
         // Lanes mostly arrive together from one block: count each edge and
         // call once per issue, not once per lane.
@@ -276,6 +286,17 @@ impl IssueSink for WarpSink {
                 Step::Call(c) => *self.d.calls.entry(c).or_default() += n,
                 Step::Start => {}
             }
+        }
+    }
+}
+
+impl IssueSink for WarpSink {
+    // Inlined where the replay calls it: many widths' sinks are off, and
+    // the call cost them more than the test.
+    #[inline]
+    fn issue(&mut self, issue: &Issue<'_>) {
+        if self.on {
+            self.count(issue);
         }
     }
 
@@ -300,28 +321,6 @@ impl IssueSink for WarpSink {
             s.paths += paths as u64;
             s.reconverge = s.reconverge.or(reconverge);
         }
-    }
-}
-
-impl WarpSink {
-    /// Counts the issue's requests as the replay does: one per operand that
-    /// at least one active lane performed; its segment is that of the first
-    /// such lane's address.
-    fn coalesce(&mut self, issue: &Issue<'_>) {
-        let stats = self
-            .d
-            .blocks
-            .get_mut(&(issue.function, issue.cblock))
-            .expect("counted above");
-        self.coalescer.requests(issue, &self.segments, |r| {
-            stats
-                .memory
-                .add_request(r.segment, r.write, r.sectors, r.interleaved);
-            if let Some(o) = stats.operands.get_mut(r.operand as usize) {
-                o.requests += 1;
-                o.sectors += r.sectors;
-            }
-        });
     }
 }
 

@@ -12,7 +12,7 @@
 
 use super::counts::WarpStats;
 use crate::blocks::CBlockId;
-use crate::coalesce::Coalescer;
+use crate::coalesce::{lone_counts_alike, Coalescer};
 use crate::segments::Segments;
 use crate::sink::{idle_instructions, Issue, IssueSink};
 use crate::stats::{FunctionStats, Insns, Requests, Segment};
@@ -25,8 +25,16 @@ pub(super) struct Tally<'a> {
     stats: WarpStats,
     segments: &'a Segments,
     coalescer: Coalescer,
-    /// The further widths of the same warp.
+    /// The further widths of the same warp, in the order of the tally's
+    /// widths.
     others: Vec<OtherWidth>,
+    /// Where the width `coalescer` counts at stands among the tally's.
+    primary: usize,
+    /// Per function: the stack requests (loads, stores) of lone lanes with
+    /// their interleaved sectors, counted once for every further width
+    /// that counts them alike (`lone_counts_alike`) and added to theirs by
+    /// [`Tally::finish`].
+    lone_stack: Vec<[Requests; 2]>,
 }
 
 /// What one further width counts apart: per function, its stack requests
@@ -46,10 +54,15 @@ impl<'a> Tally<'a> {
         stacks: Vec<((u64, u64), u64)>,
         functions: usize,
     ) -> Tally<'a> {
-        let (&first, rest) = widths.split_first().expect("a width");
-        let others = rest
-            .iter()
-            .map(|&w| OtherWidth {
+        // The widest counts everything: a lone lane's stack requests then
+        // count the same at every further width of 8 or more
+        // (`Coalescer::interleaved`).
+        let primary = (0..widths.len())
+            .max_by_key(|&k| (widths[k], std::cmp::Reverse(k)))
+            .expect("a width");
+        let others = (widths.iter().enumerate())
+            .filter(|&(k, _)| k != primary)
+            .map(|(_, &w)| OtherWidth {
                 coalescer: Coalescer::new(w, stacks.clone()),
                 stack_interleaved: vec![[Requests::default(); 2]; functions],
             })
@@ -60,8 +73,10 @@ impl<'a> Tally<'a> {
                 ..WarpStats::default()
             },
             segments,
-            coalescer: Coalescer::new(first, stacks),
+            coalescer: Coalescer::new(widths[primary], stacks),
             others,
+            primary,
+            lone_stack: vec![[Requests::default(); 2]; functions],
         }
     }
 
@@ -70,18 +85,28 @@ impl<'a> Tally<'a> {
     /// totals are summed once here rather than counted beside the
     /// function's on every issue.
     pub(super) fn finish(&mut self) -> Vec<WarpStats> {
-        let first = std::mem::take(&mut self.stats);
+        let primary = std::mem::take(&mut self.stats);
+        let width = self.coalescer.width();
+        let lone = std::mem::take(&mut self.lone_stack);
         let mut all: Vec<WarpStats> = std::mem::take(&mut self.others)
             .into_iter()
             .map(|o| {
-                let mut stats = first.clone();
-                for (f, stack) in stats.functions.iter_mut().zip(o.stack_interleaved) {
+                let mut stats = primary.clone();
+                let alike = lone_counts_alike(width, o.coalescer.width());
+                let stacks = stats.functions.iter_mut().zip(o.stack_interleaved);
+                for ((f, mut stack), lone) in stacks.zip(&lone) {
+                    if alike {
+                        for (s, l) in stack.iter_mut().zip(lone) {
+                            s.requests += l.requests;
+                            s.sectors += l.sectors;
+                        }
+                    }
                     f.memory.stack_interleaved = stack;
                 }
                 stats
             })
             .collect();
-        all.insert(0, first);
+        all.insert(self.primary, primary);
         for stats in &mut all {
             for f in &stats.functions {
                 stats.insns.add(&f.insns);
@@ -94,17 +119,28 @@ impl<'a> Tally<'a> {
 
 impl Tally<'_> {
     /// Counts the requests of `issue`, charged to function `f`, at the
-    /// first width and, for stack requests, at the others. Kept apart from
+    /// widest width and, for stack requests, at the others. Kept apart from
     /// [`Tally::issue`]: with it inline, the compiler no longer inlined the
     /// one-width case there.
     #[inline(never)]
     fn requests_at_every_width(&mut self, issue: &Issue<'_>, f: usize) {
         let fs = &mut self.stats.functions[f].memory;
         let others = &mut self.others;
+        let width = self.coalescer.width();
+        let lone = issue.lanes.len() == 1;
+        let lone_stack = &mut self.lone_stack[f];
         self.coalescer.requests(issue, self.segments, |r| {
             fs.add_request(r.segment, r.write, r.sectors, r.interleaved);
             if r.segment == Segment::Stack {
+                if lone {
+                    let stack = &mut lone_stack[usize::from(r.write)];
+                    stack.requests += 1;
+                    stack.sectors += r.interleaved;
+                }
                 for o in others.iter_mut() {
+                    if lone && lone_counts_alike(width, o.coalescer.width()) {
+                        continue; // counted in `lone_stack`
+                    }
                     let stack = &mut o.stack_interleaved[f][usize::from(r.write)];
                     stack.requests += 1;
                     stack.sectors += o.coalescer.interleaved(issue, r.operand);
