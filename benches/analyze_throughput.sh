@@ -5,13 +5,16 @@
 #   (RAYON_NUM_THREADS=1) and on all cores, the same for W = 8,16,32 at once,
 #   and the peak resident memory of each run (memory must not grow with the
 #   trace: the 10× trace must peak about as high as the small one);
+# - GNU sort --parallel=4 on the 10× input (as many threads as cores, at
+#   most 4): one warp whose lanes run apart and call short functions (the
+#   comparisons) all the time, at W = 32 and W = 8,16,32;
 # - nbody 8192 bodies on 128 threads, one unit per call of accelerate():
 #   regular, fully converged code, 64 long units per thread; and nbody 2048
 #   at W = 8,16,32 at once (many warps at each width: the narrower warps
 #   replay from the units a warp of 32 decoded);
 # - divergence triangle 4096 (64 threads' worth of items, many warps);
 # - with the first pass kept in the trace's index (`--index`, on by
-#   default): the one-core W = 32 rows of pigz and nbody analyse a trace
+#   default): the one-core W = 32 rows of pigz, sort and nbody analyse a trace
 #   whose files are a minute old, so the run scans it and writes the index;
 #   the row after ("again, from the index") is the next analysis, which
 #   reads the first pass from there; every other row runs with
@@ -86,6 +89,12 @@ for bytes in "$small" $((10 * small)); do
     report "$label, W=8,16,32" "$dir" "$cores" "${off[@]}" --warp 8,16,32
     eta_traces+=("$dir")
 done
+dir="$tmp/sort"
+workloads/build/O1/gen_text $((10 * small)) > "$tmp/input"
+LC_ALL=C.UTF-8 "$tf" trace -o "$dir" -- sort --parallel=4 -S 1G "$tmp/input" > /dev/null 2>&1
+label="sort $((10 * small / 1000000)) MB ($(traced "$dir") insns)"
+indexed "$label, W=32" "$dir" --warp 32
+report "$label, W=8,16,32" "$dir" "$cores" "${off[@]}" --warp 8,16,32
 dir="$tmp/nbody"
 "$tf" trace -o "$dir" -- workloads/build/O1/nbody 8192 128 > /dev/null 2>&1
 label="nbody 8192 ($(traced "$dir") insns)"
