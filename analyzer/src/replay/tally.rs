@@ -56,7 +56,7 @@ impl<'a> Tally<'a> {
     ) -> Tally<'a> {
         // The widest counts everything: a lone lane's stack requests then
         // count the same at every further width of 8 or more
-        // (`Coalescer::interleaved`).
+        // (`lone_counts_alike`), and are counted once for all of them.
         let primary = (0..widths.len())
             .max_by_key(|&k| (widths[k], std::cmp::Reverse(k)))
             .expect("a width");
