@@ -87,6 +87,20 @@ impl Requests {
         }
     }
 
+    /// Counts one request of `sectors` sectors.
+    ///
+    /// ```
+    /// let mut r = tf_analyzer::stats::Requests::default();
+    /// r.add_one(2);
+    /// r.add_one(1);
+    /// assert_eq!((r.requests, r.sectors), (2, 3));
+    /// ```
+    #[inline]
+    pub fn add_one(&mut self, sectors: u64) {
+        self.requests += 1;
+        self.sectors += sectors;
+    }
+
     /// Adds `o`.
     pub fn add(&mut self, o: &Requests) {
         self.requests += o.requests;
@@ -113,13 +127,9 @@ impl Memory {
         sectors: u64,
         interleaved_sectors: u64,
     ) {
-        let r = &mut self.cpu[segment.index()][write as usize];
-        r.requests += 1;
-        r.sectors += sectors;
+        self.cpu[segment.index()][write as usize].add_one(sectors);
         if segment == Segment::Stack {
-            let r = &mut self.stack_interleaved[write as usize];
-            r.requests += 1;
-            r.sectors += interleaved_sectors;
+            self.stack_interleaved[write as usize].add_one(interleaved_sectors);
         }
     }
 

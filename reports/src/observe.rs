@@ -265,8 +265,7 @@ impl WarpSink {
                     .memory
                     .add_request(r.segment, r.write, r.sectors, r.interleaved);
                 if let Some(o) = stats.operands.get_mut(r.operand as usize) {
-                    o.requests += 1;
-                    o.sectors += r.sectors;
+                    o.add_one(r.sectors);
                 }
             });
         }

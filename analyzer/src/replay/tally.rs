@@ -97,8 +97,7 @@ impl<'a> Tally<'a> {
                 for ((f, mut stack), lone) in stacks.zip(&lone) {
                     if alike {
                         for (s, l) in stack.iter_mut().zip(lone) {
-                            s.requests += l.requests;
-                            s.sectors += l.sectors;
+                            s.add(l);
                         }
                     }
                     f.memory.stack_interleaved = stack;
@@ -133,17 +132,14 @@ impl Tally<'_> {
             fs.add_request(r.segment, r.write, r.sectors, r.interleaved);
             if r.segment == Segment::Stack {
                 if lone {
-                    let stack = &mut lone_stack[usize::from(r.write)];
-                    stack.requests += 1;
-                    stack.sectors += r.interleaved;
+                    lone_stack[usize::from(r.write)].add_one(r.interleaved);
                 }
                 for o in others.iter_mut() {
                     if lone && lone_counts_alike(width, o.coalescer.width()) {
                         continue; // counted in `lone_stack`
                     }
-                    let stack = &mut o.stack_interleaved[f][usize::from(r.write)];
-                    stack.requests += 1;
-                    stack.sectors += o.coalescer.interleaved(issue, r.operand);
+                    let sectors = o.coalescer.interleaved(issue, r.operand);
+                    o.stack_interleaved[f][usize::from(r.write)].add_one(sectors);
                 }
             }
         });
