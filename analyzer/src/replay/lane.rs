@@ -10,7 +10,7 @@ use crate::blocks::CBlockId;
 use crate::frames::{Frame, FrameTracker};
 use crate::lane_source::LaneSource;
 use crate::lanes::{LaneEvent, LaneStep};
-use crate::sink::IssueSink as _;
+use crate::sink::LaneIssue;
 use tf_trace::{FunctionId, LockKind};
 
 /// Where a lane goes after a step, relative to the frame it ran in.
@@ -93,6 +93,23 @@ impl<'t> Lane<'t> {
     pub fn sp(&self) -> u64 {
         self.sp
     }
+
+    /// What this lane, lane `i` of its warp, ran in its step: a block of
+    /// `n_ops` memory operands.
+    #[inline(always)]
+    pub(super) fn issue(&self, i: usize, n_ops: u32) -> LaneIssue<'_> {
+        LaneIssue {
+            lane: i,
+            insns: self.step.insns,
+            first_op: self.step.first_op,
+            // a block without memory operands has no accesses to look up
+            accesses: if n_ops > 0 {
+                self.source.accesses(&self.step)
+            } else {
+                &[]
+            },
+        }
+    }
 }
 
 impl Warp<'_, '_, '_> {
@@ -116,10 +133,7 @@ impl Warp<'_, '_, '_> {
                 LaneEvent::SignalReturn => lane.tracker.signal_return(),
                 LaneEvent::Acquire { kind, lock } => {
                     lane.held.push((lock, kind));
-                    self.tally.lock_acquired(i, lock, kind);
-                    if let Some(sink) = self.sink.as_deref_mut() {
-                        sink.lock_acquired(i, lock, kind);
-                    }
+                    self.issuer.tell(|s| s.lock_acquired(i, lock, kind));
                 }
                 LaneEvent::Release { lock, .. } => {
                     if let Some(k) = lane.held.iter().rposition(|h| h.0 == lock) {

@@ -64,7 +64,7 @@ impl Warp<'_, '_, '_> {
             }
             self.tell(|s| s.lock_contended(lock, mask, waiting));
         }
-        if let Some(sink) = self.sink.as_deref_mut() {
+        if let Some(sink) = self.issuer.sink.as_deref_mut() {
             sink.lock_rounds(&rounds);
         }
         let region = self.next_region;

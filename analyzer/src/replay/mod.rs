@@ -52,6 +52,7 @@
 //! counted as *serialized*, per lock and per function.
 
 mod counts;
+mod issuer;
 mod lane;
 mod locks;
 mod reconverge;
@@ -69,6 +70,7 @@ use crate::functions::FunctionTable;
 use crate::segments::Segments;
 use crate::sink::{Fanout, IssueSink};
 
+use issuer::Issuer;
 use tally::Tally;
 use warp::Warp;
 
@@ -170,23 +172,20 @@ impl Replay<'_> {
         };
         let mut w = Warp {
             cfg: self,
-            sink,
+            issuer: Issuer::new(tally, sink),
             stack: Vec::new(),
-            tally,
             lanes,
             next_region: 0,
             groups: Vec::new(),
             callees: Vec::new(),
-            frame_function: (u64::MAX, 0),
-            unreported: 0,
         };
         w.start();
         w.run()?;
-        self.progress.advance(w.unreported);
+        self.progress.advance(w.issuer.unreported);
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
         let unfinished = w.lanes.iter().filter(|l| !l.done).count() as u64;
-        let mut all = w.tally.finish();
+        let mut all = w.issuer.tally.finish();
         for s in &mut all {
             s.unfinished_lanes = unfinished;
         }

@@ -2,31 +2,24 @@
 //! block for the entry's live lanes, moves each lane on, and rewrites the
 //! stack from where the lanes went (see the [module rules](super)).
 
+use super::issuer::Issuer;
 use super::lane::{Lane, Next};
 use super::reconverge::Reconvergence;
 use super::stack::{add_callee, add_group, bits, Callee, Entry, Group, Pc};
-use super::tally::Tally;
 use super::Replay;
-use super::PROGRESS_STEP;
 use crate::blocks::CBlockId;
-use crate::sink::{idle_instructions, Issue, IssueSink, LaneIssue};
+use crate::sink::{IssueSink, LaneIssue};
 use arrayvec::ArrayVec;
-use tf_trace::FunctionId;
 
 pub(super) struct Warp<'a, 't, 's> {
     pub(super) cfg: &'a Replay<'a>,
-    pub(super) sink: Option<&'s mut dyn IssueSink>,
+    /// Where the issues go.
+    pub(super) issuer: Issuer<'a, 's>,
     pub(super) lanes: Vec<Lane<'t>>,
     pub(super) stack: Vec<Entry>,
-    /// The figures: the observer every replay has.
-    pub(super) tally: Tally<'a>,
     pub(super) next_region: u32,
     pub(super) groups: Vec<Group>,
     pub(super) callees: Vec<Callee>,
-    /// The last frame entry whose function was looked up, and that function.
-    pub(super) frame_function: (u64, FunctionId),
-    /// Thread instructions replayed since the last progress report.
-    pub(super) unreported: u64,
 }
 
 impl Warp<'_, '_, '_> {
@@ -193,6 +186,9 @@ impl Warp<'_, '_, '_> {
     // out of line, and the call cost a tenth of it).
     #[inline(always)]
     pub(super) fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) -> bool {
+        if live & (live - 1) == 0 {
+            return self.execute_lone(b, live.trailing_zeros() as usize, e);
+        }
         let cb = self.cfg.canon.block(b);
         let mut thread = 0u64;
         let mut warp = 0u64;
@@ -204,67 +200,33 @@ impl Warp<'_, '_, '_> {
             let n = u64::from(lane.step.insns);
             thread += n;
             warp = warp.max(n);
-            lanes.push(LaneIssue {
-                lane: i,
-                insns: lane.step.insns,
-                first_op: lane.step.first_op,
-                // a block without memory operands has no accesses to look up
-                accesses: if cb.n_ops > 0 {
-                    lane.source.accesses(&lane.step)
-                } else {
-                    &[]
-                },
-            });
+            lanes.push(lane.issue(i, cb.n_ops));
         }
         if elsewhere {
             return false;
         }
-        let counted = live | e.predicated | e.spinning;
-        if counted != live {
-            thread += idle_instructions(e.predicated, live, warp)
-                + idle_instructions(e.spinning, live, warp);
+        self.issuer
+            .issue(self.cfg, b, e, live, &lanes, thread, warp);
+        true
+    }
+
+    /// [`execute`](Self::execute) for lane `i` alone: most issues of a warp
+    /// whose lanes ran apart, without the gathering of lanes.
+    #[inline(always)]
+    pub(super) fn execute_lone(&mut self, b: CBlockId, i: usize, e: &Entry) -> bool {
+        let lane = &self.lanes[i];
+        if lane.step.cblock != b {
+            return false;
         }
-        self.unreported += thread;
-        if self.unreported >= PROGRESS_STEP {
-            self.cfg
-                .progress
-                .advance(std::mem::take(&mut self.unreported));
-        }
-        let f = if cb.function != 0 {
-            cb.function
-        } else {
-            if self.frame_function.0 != e.func {
-                self.frame_function = (e.func, self.cfg.functions.frame(e.func));
-            }
-            self.frame_function.1
-        };
-        let f = f.min(self.cfg.functions.max_id() as FunctionId);
-        let issue = Issue {
-            cblock: b,
-            block: cb,
-            function: f,
-            active: live,
-            counted,
-            predicated: e.predicated,
-            spinning: e.spinning,
-            warp_instructions: warp,
-            thread_instructions: thread,
-            lanes: &lanes,
-            serialized: e.serialized.map(std::num::NonZeroU64::get),
-        };
-        self.tally.issue(&issue);
-        if let Some(sink) = self.sink.as_deref_mut() {
-            sink.issue(&issue);
-        }
+        let n = u64::from(lane.step.insns);
+        let lanes = [lane.issue(i, self.cfg.canon.block(b).n_ops)];
+        self.issuer.issue(self.cfg, b, e, 1 << i, &lanes, n, n);
         true
     }
 
     /// Tells the tally, and the sink if any, something other than an issue.
     pub(super) fn tell(&mut self, event: impl Fn(&mut dyn IssueSink)) {
-        event(&mut self.tally);
-        if let Some(sink) = self.sink.as_deref_mut() {
-            event(sink);
-        }
+        self.issuer.tell(event);
     }
 
     /// Rewrites the stack after the lanes of `top` ran `node` (or came back

@@ -1,0 +1,91 @@
+//! Where a warp's issues go: its tally, the caller's sink if any, and the
+//! progress bar.
+
+use super::stack::Entry;
+use super::tally::Tally;
+use super::{Replay, PROGRESS_STEP};
+use crate::blocks::CBlockId;
+use crate::sink::{idle_instructions, Issue, IssueSink, LaneIssue};
+use tf_trace::FunctionId;
+
+pub(super) struct Issuer<'a, 's> {
+    /// The figures: the observer every replay has.
+    pub(super) tally: Tally<'a>,
+    pub(super) sink: Option<&'s mut dyn IssueSink>,
+    /// The last frame entry whose function was looked up, and that function.
+    frame_function: (u64, FunctionId),
+    /// Thread instructions replayed since the last progress report.
+    pub(super) unreported: u64,
+}
+
+impl<'a, 's> Issuer<'a, 's> {
+    pub(super) fn new(tally: Tally<'a>, sink: Option<&'s mut dyn IssueSink>) -> Self {
+        Issuer {
+            tally,
+            sink,
+            frame_function: (u64::MAX, 0),
+            unreported: 0,
+        }
+    }
+
+    /// Tells the tally, and the sink if any, something other than an issue.
+    pub(super) fn tell(&mut self, event: impl Fn(&mut dyn IssueSink)) {
+        event(&mut self.tally);
+        if let Some(sink) = self.sink.as_deref_mut() {
+            event(sink);
+        }
+    }
+
+    /// Issues block `b` of entry `e` for the lanes of `live`, which ran
+    /// `lanes` (in lane order), `thread` instructions in all and `warp` at
+    /// most.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn issue(
+        &mut self,
+        cfg: &Replay<'_>,
+        b: CBlockId,
+        e: &Entry,
+        live: u64,
+        lanes: &[LaneIssue<'_>],
+        mut thread: u64,
+        warp: u64,
+    ) {
+        let cb = cfg.canon.block(b);
+        let counted = live | e.predicated | e.spinning;
+        if counted != live {
+            thread += idle_instructions(e.predicated, live, warp)
+                + idle_instructions(e.spinning, live, warp);
+        }
+        self.unreported += thread;
+        if self.unreported >= PROGRESS_STEP {
+            cfg.progress.advance(std::mem::take(&mut self.unreported));
+        }
+        let f = if cb.function != 0 {
+            cb.function
+        } else {
+            if self.frame_function.0 != e.func {
+                self.frame_function = (e.func, cfg.functions.frame(e.func));
+            }
+            self.frame_function.1
+        };
+        let f = f.min(cfg.functions.max_id() as FunctionId);
+        let issue = Issue {
+            cblock: b,
+            block: cb,
+            function: f,
+            active: live,
+            counted,
+            predicated: e.predicated,
+            spinning: e.spinning,
+            warp_instructions: warp,
+            thread_instructions: thread,
+            lanes,
+            serialized: e.serialized.map(std::num::NonZeroU64::get),
+        };
+        self.tally.issue(&issue);
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.issue(&issue);
+        }
+    }
+}
