@@ -459,3 +459,59 @@ fn sweep_widths_are_chosen_with_sweep_and_checked() {
         "tf: --sweep 65: warp widths must be 1..=64"
     );
 }
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The warps of a report end in any order on several cores, and their
+/// figures are gathered in that order; no page may depend on it (the
+/// dynamic CFG's layout once depended on the order of its edges).
+#[test]
+fn the_report_is_the_same_on_one_core_and_on_several() {
+    let dir = tempdir();
+    let trace = dir.path().join("trace");
+    trace_ok(&trace, &workload("omp_bfs"), &[]);
+    let pages = |threads: &str| {
+        let html = dir.path().join(format!("html-{threads}"));
+        let out = tf()
+            .env("RAYON_NUM_THREADS", threads)
+            .arg("report")
+            .arg(&trace)
+            .arg("-o")
+            .arg(&html)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        files_under(&html)
+    };
+    let one = pages("1");
+    assert!(one.len() > 3, "a report of several pages");
+    for threads in ["2", "4"] {
+        let several = pages(threads);
+        let names = |v: &[(PathBuf, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&one), names(&several));
+        for (a, b) in one.iter().zip(&several) {
+            assert!(a.1 == b.1, "{} differs on {threads} cores", a.0.display());
+        }
+    }
+}

@@ -178,12 +178,15 @@ fn cfg(ids: &[FunctionId], wd: &WidthDetails, o: &Observed, rows: &[Row], w: usi
         })
         .collect();
     let address = |b: CBlockId| o.details.blocks.get(&b).map_or(0, |cb| cb.address);
-    let edges: Vec<(u64, u64, u64)> = wd
+    let mut edges: Vec<(u64, u64, u64)> = wd
         .edges
         .iter()
         .filter(|((f, _, _), _)| ids.contains(f))
         .map(|(&(_, a, b), &n)| (address(a), address(b), n))
         .collect();
+    // The layout depends on the order of the edges: in address order, the
+    // drawing does not depend on how the warps' figures were gathered.
+    edges.sort_unstable();
     let d = cfg_svg::draw(&nodes, &edges);
     let mut out = format!(
         "<h2>Dynamic CFG (W = {w})</h2>\n<p class=\"note\">Blocks as the units ran them, filled by SIMT efficiency \
