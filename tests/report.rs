@@ -489,19 +489,9 @@ fn the_report_is_the_same_on_one_core_and_on_several() {
     trace_ok(&trace, &workload("omp_bfs"), &[]);
     let pages = |threads: &str| {
         let html = dir.path().join(format!("html-{threads}"));
-        let out = tf()
-            .env("RAYON_NUM_THREADS", threads)
-            .arg("report")
-            .arg(&trace)
-            .arg("-o")
-            .arg(&html)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut report = tf();
+        report.env("RAYON_NUM_THREADS", threads);
+        run_ok(report.arg("report").arg(&trace).arg("-o").arg(&html));
         files_under(&html)
     };
     let one = pages("1");
