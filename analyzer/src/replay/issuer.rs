@@ -1,6 +1,7 @@
 //! Where a warp's issues go: its tally, the caller's sink if any, and the
 //! progress bar.
 
+use super::counts::WarpStats;
 use super::stack::Entry;
 use super::tally::Tally;
 use super::{Replay, PROGRESS_STEP};
@@ -10,12 +11,12 @@ use tf_trace::FunctionId;
 
 pub(super) struct Issuer<'a, 's> {
     /// The figures: the observer every replay has.
-    pub(super) tally: Tally<'a>,
+    tally: Tally<'a>,
     pub(super) sink: Option<&'s mut dyn IssueSink>,
     /// The last frame entry whose function was looked up, and that function.
     frame_function: (u64, FunctionId),
     /// Thread instructions replayed since the last progress report.
-    pub(super) unreported: u64,
+    unreported: u64,
 }
 
 impl<'a, 's> Issuer<'a, 's> {
@@ -26,6 +27,13 @@ impl<'a, 's> Issuer<'a, 's> {
             frame_function: (u64::MAX, 0),
             unreported: 0,
         }
+    }
+
+    /// The tally's counts at each of its widths, once the warp is replayed;
+    /// reports the last instructions to the progress bar.
+    pub(super) fn finish(&mut self, cfg: &Replay<'_>) -> Vec<WarpStats> {
+        cfg.progress.advance(std::mem::take(&mut self.unreported));
+        self.tally.finish()
     }
 
     /// Tells the tally, and the sink if any, something other than an issue.

@@ -62,7 +62,7 @@ impl Warp<'_, '_, '_> {
                     rounds[n].0 |= 1 << i;
                 }
             }
-            self.tell(|s| s.lock_contended(lock, mask, waiting));
+            self.issuer.tell(|s| s.lock_contended(lock, mask, waiting));
         }
         if let Some(sink) = self.issuer.sink.as_deref_mut() {
             sink.lock_rounds(&rounds);

@@ -181,11 +181,10 @@ impl Replay<'_> {
         };
         w.start();
         w.run()?;
-        self.progress.advance(w.issuer.unreported);
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
         let unfinished = w.lanes.iter().filter(|l| !l.done).count() as u64;
-        let mut all = w.issuer.tally.finish();
+        let mut all = w.issuer.finish(self);
         for s in &mut all {
             s.unfinished_lanes = unfinished;
         }

@@ -8,7 +8,7 @@ use super::reconverge::Reconvergence;
 use super::stack::{add_callee, add_group, bits, Callee, Entry, Group, Pc};
 use super::Replay;
 use crate::blocks::CBlockId;
-use crate::sink::{IssueSink, LaneIssue};
+use crate::sink::LaneIssue;
 use arrayvec::ArrayVec;
 
 pub(super) struct Warp<'a, 't, 's> {
@@ -213,7 +213,7 @@ impl Warp<'_, '_, '_> {
     /// [`execute`](Self::execute) for lane `i` alone: most issues of a warp
     /// whose lanes ran apart, without the gathering of lanes.
     #[inline(always)]
-    pub(super) fn execute_lone(&mut self, b: CBlockId, i: usize, e: &Entry) -> bool {
+    fn execute_lone(&mut self, b: CBlockId, i: usize, e: &Entry) -> bool {
         let lane = &self.lanes[i];
         if lane.step.cblock != b {
             return false;
@@ -222,11 +222,6 @@ impl Warp<'_, '_, '_> {
         let lanes = [lane.issue(i, self.cfg.canon.block(b).n_ops)];
         self.issuer.issue(self.cfg, b, e, 1 << i, &lanes, n, n);
         true
-    }
-
-    /// Tells the tally, and the sink if any, something other than an issue.
-    pub(super) fn tell(&mut self, event: impl Fn(&mut dyn IssueSink)) {
-        self.issuer.tell(event);
     }
 
     /// Rewrites the stack after the lanes of `top` ran `node` (or came back
@@ -280,7 +275,7 @@ impl Warp<'_, '_, '_> {
                     callers == 0 && left == 0 && self.cfg.predicable.contains(&(top.func, n));
                 if predicable {
                     // If-converted: every lane issues both arms.
-                    self.tell(|s| s.predicated(n));
+                    self.issuer.tell(|s| s.predicated(n));
                     predicated |= stay;
                 } else {
                     let active = stay | left;
@@ -288,7 +283,7 @@ impl Warp<'_, '_, '_> {
                         Pc::Block(b) => Some(b),
                         _ => None,
                     };
-                    self.tell(|s| s.diverged(n, active, targets, at));
+                    self.issuer.tell(|s| s.diverged(n, active, targets, at));
                 }
                 r
             }
