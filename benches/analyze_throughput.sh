@@ -30,9 +30,17 @@ cd "$(dirname "$0")/.."
 small=${SMALL:-2000000}
 . benches/prepare.sh
 
+# trace DIR PROGRAM ARGS...: traces the program into DIR; on failure prints
+# why and stops
+trace() {
+    local dir=$1
+    shift
+    "$tf" trace -o "$dir" -- "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+}
+
 trace_pigz() { # bytes dir
     workloads/build/O1/gen_text "$1" > "$tmp/input"
-    "$tf" trace -o "$2" -- pigz -p 4 -c "$tmp/input" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+    trace "$2" pigz -p 4 -c "$tmp/input"
 }
 
 # Whether this build keeps the first pass in an index: the other rows then
@@ -91,22 +99,22 @@ for bytes in "$small" $((10 * small)); do
 done
 dir="$tmp/sort"
 workloads/build/O1/gen_text $((10 * small)) > "$tmp/input"
-LC_ALL=C.UTF-8 "$tf" trace -o "$dir" -- sort --parallel=4 -S 1G "$tmp/input" > /dev/null 2>&1
+LC_ALL=C.UTF-8 trace "$dir" sort --parallel=4 -S 1G "$tmp/input"
 label="sort $((10 * small / 1000000)) MB ($(traced "$dir") insns)"
 indexed "$label, W=32" "$dir" --warp 32
 report "$label, W=8,16,32" "$dir" "$cores" "${off[@]}" --warp 8,16,32
 dir="$tmp/nbody"
-"$tf" trace -o "$dir" -- workloads/build/O1/nbody 8192 128 > /dev/null 2>&1
+trace "$dir" workloads/build/O1/nbody 8192 128
 label="nbody 8192 ($(traced "$dir") insns)"
 indexed "$label, W=32" "$dir" --unit call:accelerate --warp 32
 report "$label, W=32" "$dir" "$cores" "${off[@]}" --unit call:accelerate --warp 32
 dir="$tmp/nbody-2048"
-"$tf" trace -o "$dir" -- workloads/build/O1/nbody 2048 128 > /dev/null 2>&1
+trace "$dir" workloads/build/O1/nbody 2048 128
 label="nbody 2048 ($(traced "$dir") insns)"
 report "$label, W=8,16,32" "$dir" 1 "${off[@]}" --unit call:accelerate --warp 8,16,32
 report "$label, W=8,16,32" "$dir" "$cores" "${off[@]}" --unit call:accelerate --warp 8,16,32
 dir="$tmp/triangle"
-"$tf" trace -o "$dir" -- workloads/build/O1/divergence triangle 4096 > /dev/null 2>&1
+trace "$dir" workloads/build/O1/divergence triangle 4096
 label="divergence triangle 4096 ($(traced "$dir") insns)"
 report "$label, W=32" "$dir" 1 "${off[@]}" --unit call:worker --warp 32
 report "$label, W=32" "$dir" "$cores" "${off[@]}" --unit call:worker --warp 32
