@@ -60,3 +60,20 @@ printf '    instrumented run, raw records dropped   %8.2f s  (%.2f x none)   %6.
 printf '    + encoder threads walk the records      %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$walked" "$(div "$walked" "$none")" "$walked_cpu"
 printf '    + encoding and writing the trace        %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$traced" "$(div "$traced" "$none")" "$traced_cpu"
 printf '  cores busy under tf trace                %6.2f of %s\n' "$(div "$traced_cpu" "$traced")" "$(nproc)"
+
+# With perf (cpu-clock samples, which need no hardware counters): one more
+# tf trace, its CPU time by thread and object, then by thread and function.
+# Threads: tf-encoder (the encoder threads: walking the raw records, encoding,
+# writing) and tf-amd64-linux (Valgrind's: the client's translated code with
+# its instrumentation, "[JIT]", then Valgrind's core and the tool's
+# bookkeeping). Shares are of all samples.
+if command -v perf > /dev/null && perf record -q -e cpu-clock -o "$tmp/probe.data" true 2> /dev/null; then
+    rm -rf "$tmp/trace"
+    perf record -q -e cpu-clock -F 999 -o "$tmp/perf.data" -- \
+        "$tf" trace -o "$tmp/trace" -- pigz -p 4 -c "$tmp/input" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+    top() { perf report -i "$tmp/perf.data" --stdio --sort "$1" 2> /dev/null | awk '$1 ~ /%$/' | head -"$2" | sed 's/^ */    /'; }
+    echo "  CPU of one more tf trace (perf), by thread and object:"
+    top comm,dso 5
+    echo "  by thread and function:"
+    top comm,sym 4
+fi
