@@ -71,7 +71,7 @@ impl Coalescer {
                     None => self.gathered(issue.lanes.iter().map(|l| (l.lane, &l.accesses[at]))),
                 };
                 let l = &issue.lanes[0];
-                let a = &l.accesses[usize::from(j)];
+                let a = &l.accesses[at];
                 each(self.request(j, l.lane, a, counts, segments));
             }
             return;
