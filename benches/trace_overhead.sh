@@ -71,9 +71,13 @@ if command -v perf > /dev/null && perf record -q -e cpu-clock -o "$tmp/probe.dat
     rm -rf "$tmp/trace"
     perf record -q -e cpu-clock -F 999 -o "$tmp/perf.data" -- \
         "$tf" trace -o "$tmp/trace" -- pigz -p 4 -c "$tmp/input" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-    top() { perf report -i "$tmp/perf.data" --stdio --sort "$1" 2> /dev/null | awk '$1 ~ /%$/' | head -"$2" | sed 's/^ */    /'; }
+    # the first $2 rows (awk reads all of perf's output: no broken pipe)
+    shares() {
+        perf report -i "$tmp/perf.data" --stdio --sort "$1" 2> /dev/null |
+            awk -v n="$2" '$1 ~ /%$/ && n-- > 0 { sub(/^ */, "    "); print }'
+    }
     echo "  CPU of one more tf trace (perf), by thread and object:"
-    top comm,dso 5
+    shares comm,dso 5
     echo "  by thread and function:"
-    top comm,sym 4
+    shares comm,sym 4
 fi
