@@ -12,7 +12,7 @@ use tf_trace::FunctionId;
 pub(super) struct Issuer<'a, 's> {
     /// The figures: the observer every replay has.
     tally: Tally<'a>,
-    pub(super) sink: Option<&'s mut dyn IssueSink>,
+    sink: Option<&'s mut dyn IssueSink>,
     /// The last frame entry whose function was looked up, and that function.
     frame_function: (u64, FunctionId),
     /// Thread instructions replayed since the last progress report.

@@ -64,9 +64,7 @@ impl Warp<'_, '_, '_> {
             }
             self.issuer.tell(|s| s.lock_contended(lock, mask, waiting));
         }
-        if let Some(sink) = self.issuer.sink.as_deref_mut() {
-            sink.lock_rounds(&rounds);
-        }
+        self.issuer.tell(|s| s.lock_rounds(&rounds));
         let region = self.next_region;
         self.next_region += 1;
         for i in bits(stay) {

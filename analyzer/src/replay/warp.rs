@@ -186,6 +186,7 @@ impl Warp<'_, '_, '_> {
     // out of line, and the call cost a tenth of it).
     #[inline(always)]
     pub(super) fn execute(&mut self, b: CBlockId, live: u64, e: &Entry) -> bool {
+        debug_assert!(live != 0, "an entry without live lanes issues nothing");
         if live & (live - 1) == 0 {
             return self.execute_lone(b, live.trailing_zeros() as usize, e);
         }
