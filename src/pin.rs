@@ -36,6 +36,34 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../trace-format/include/tf_trace.h"),
     ),
     (
+        "tf_trace_format.h",
+        include_str!("../trace-format/include/tf_trace_format.h"),
+    ),
+    (
+        "tf_trace_stream.h",
+        include_str!("../trace-format/include/tf_trace_stream.h"),
+    ),
+    (
+        "tf_trace_table.h",
+        include_str!("../trace-format/include/tf_trace_table.h"),
+    ),
+    (
+        "tf_trace_encoder.h",
+        include_str!("../trace-format/include/tf_trace_encoder.h"),
+    ),
+    (
+        "tf_trace_predict.h",
+        include_str!("../trace-format/include/tf_trace_predict.h"),
+    ),
+    (
+        "tf_trace_records.h",
+        include_str!("../trace-format/include/tf_trace_records.h"),
+    ),
+    (
+        "tf_trace_msgpack.h",
+        include_str!("../trace-format/include/tf_trace_msgpack.h"),
+    ),
+    (
         "tf_tracer.h",
         include_str!("../trace-format/include/tf_tracer.h"),
     ),
@@ -236,5 +264,27 @@ mod tests {
                 "--"
             ]
         );
+    }
+
+    /// The build directory holds every file the sources include by a
+    /// quoted name, but the kit's header (`pin.H`) and Valgrind's (the
+    /// preload library includes it only when built for Valgrind): a header
+    /// added to the trace format and not embedded would break the build only
+    /// where users have a kit.
+    #[test]
+    fn every_included_file_is_embedded() {
+        let names: Vec<&str> = SOURCES.iter().map(|(n, _)| *n).collect();
+        for (name, text) in SOURCES {
+            for line in text.lines() {
+                let Some(rest) = line.trim_start().strip_prefix("#include \"") else {
+                    continue;
+                };
+                let included = rest.split('"').next().unwrap_or_default();
+                assert!(
+                    ["pin.H", "valgrind.h"].contains(&included) || names.contains(&included),
+                    "{name} includes {included}, which the Pin build does not embed"
+                );
+            }
+        }
     }
 }
