@@ -1,6 +1,6 @@
 //! `tf export`: the replay as Accel-Sim warp traces, and their validator.
 
-use crate::analyze::Bar;
+use crate::progress::Bar;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 use tf_accelsim::export::{ExportOptions, Exporter};

@@ -8,7 +8,7 @@
 //! with status 3 after printing everything it could read (see
 //! [`crate::verdict`]).
 
-use crate::analyze::Bar;
+use crate::progress::Bar;
 use crate::summary::{human, human_bytes};
 use crate::verdict::Coverage;
 use anyhow::{Context, Result};

@@ -12,6 +12,7 @@ mod loaded;
 mod merge;
 mod outcome;
 mod pin;
+mod progress;
 mod record;
 mod report;
 mod summary;

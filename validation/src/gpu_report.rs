@@ -5,7 +5,8 @@
 use crate::compare::{Agreement, Row};
 use crate::expect::Metric;
 use crate::gpu::GpuFigures;
-use crate::report::{opt, pct, sectors, GpuOutcome, GpuSource, Outcome, WorkloadOutcome, UNITS};
+use crate::outcome::{GpuOutcome, GpuSource, Outcome, WorkloadOutcome, UNITS};
+use crate::report::{opt, pct, sectors};
 use std::fmt::Write;
 
 /// One workload's figure next to its twin's: (workload, tf, GPU).
@@ -353,7 +354,7 @@ pub fn csv_rows(s: &mut String, o: &Outcome) {
 mod tests {
     use super::*;
     use crate::measure::Figures;
-    use crate::report::ModelFigures;
+    use crate::outcome::ModelFigures;
     use std::collections::BTreeMap;
 
     fn gpu(simt: f64) -> GpuFigures {

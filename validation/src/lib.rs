@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod gpu_report;
 pub mod measure;
 pub mod model;
+pub mod outcome;
 pub mod pigz;
 pub mod report;
 pub mod stored;

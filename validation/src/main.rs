@@ -7,7 +7,8 @@ use std::process::{Command, ExitCode};
 use tf_validate::expect::{Expectations, Workload};
 use tf_validate::measure::{build_workloads, run, Tracer};
 use tf_validate::model::Model;
-use tf_validate::report::{self, GpuOutcome, Outcome};
+use tf_validate::outcome::{GpuOutcome, Outcome};
+use tf_validate::report;
 use tf_validate::{gpu, pigz, stored, suite};
 
 /// Traces and analyzes the workloads of `workloads/` at every -O level and

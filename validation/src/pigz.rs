@@ -3,7 +3,7 @@
 //! routine).
 
 use crate::measure::{read_report, Run, Tracer};
-use crate::report::PigzOutcome;
+use crate::outcome::PigzOutcome;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -8,7 +8,7 @@
 
 use crate::expect::Workload;
 use crate::gpu::{parse_ncu_csv, GpuFigures};
-use crate::report::{GpuOutcome, GpuSource};
+use crate::outcome::{GpuOutcome, GpuSource};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};

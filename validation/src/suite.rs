@@ -6,7 +6,7 @@ use crate::expect::{Expectations, Metric, Workload};
 use crate::gpu::{self, GpuFigures};
 use crate::measure::{module_of, read_report, Run, Tracer, WidthFigures};
 use crate::model::Model;
-use crate::report::{GpuOutcome, GpuSource, ModelFigures, WorkloadOutcome, UNITS};
+use crate::outcome::{GpuOutcome, GpuSource, ModelFigures, WorkloadOutcome, UNITS};
 use anyhow::{anyhow, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
