@@ -11,7 +11,7 @@ use tf_analyzer::{analyze_observed, Options};
 use tf_trace::Trace;
 
 mod text;
-pub use text::print;
+use text::print;
 
 /// Where to write the results besides the terminal.
 pub struct Outputs {

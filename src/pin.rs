@@ -14,75 +14,35 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// `(name, text)` of the file `name` in the repository's directory `dir`,
+/// built into `tf`.
+macro_rules! embed {
+    ($dir:literal, $name:literal) => {
+        ($name, include_str!(concat!("../", $dir, "/", $name)))
+    };
+}
+
 /// The tool's sources, by the file name they are built under.
 const SOURCES: &[(&str, &str)] = &[
-    ("tf_pin.h", include_str!("../tracer-pintool/tf_pin.h")),
-    ("tf_pin.cpp", include_str!("../tracer-pintool/tf_pin.cpp")),
-    (
-        "tf_pin_blocks.cpp",
-        include_str!("../tracer-pintool/tf_pin_blocks.cpp"),
-    ),
-    (
-        "tf_pin_threads.cpp",
-        include_str!("../tracer-pintool/tf_pin_threads.cpp"),
-    ),
-    ("makefile", include_str!("../tracer-pintool/makefile")),
-    (
-        "makefile.rules",
-        include_str!("../tracer-pintool/makefile.rules"),
-    ),
-    (
-        "tf_trace.h",
-        include_str!("../trace-format/include/tf_trace.h"),
-    ),
-    (
-        "tf_trace_format.h",
-        include_str!("../trace-format/include/tf_trace_format.h"),
-    ),
-    (
-        "tf_trace_stream.h",
-        include_str!("../trace-format/include/tf_trace_stream.h"),
-    ),
-    (
-        "tf_trace_table.h",
-        include_str!("../trace-format/include/tf_trace_table.h"),
-    ),
-    (
-        "tf_trace_encoder.h",
-        include_str!("../trace-format/include/tf_trace_encoder.h"),
-    ),
-    (
-        "tf_trace_predict.h",
-        include_str!("../trace-format/include/tf_trace_predict.h"),
-    ),
-    (
-        "tf_trace_records.h",
-        include_str!("../trace-format/include/tf_trace_records.h"),
-    ),
-    (
-        "tf_trace_msgpack.h",
-        include_str!("../trace-format/include/tf_trace_msgpack.h"),
-    ),
-    (
-        "tf_tracer.h",
-        include_str!("../trace-format/include/tf_tracer.h"),
-    ),
-    (
-        "tf_skip.h",
-        include_str!("../trace-format/include/tf_skip.h"),
-    ),
-    (
-        "tf_worksharing.h",
-        include_str!("../trace-format/include/tf_worksharing.h"),
-    ),
-    (
-        "tf_requests.h",
-        include_str!("../trace-format/include/tf_requests.h"),
-    ),
-    (
-        "tf_omp_preload.c",
-        include_str!("../tracer-valgrind/tf_omp_preload.c"),
-    ),
+    embed!("tracer-pintool", "tf_pin.h"),
+    embed!("tracer-pintool", "tf_pin.cpp"),
+    embed!("tracer-pintool", "tf_pin_blocks.cpp"),
+    embed!("tracer-pintool", "tf_pin_threads.cpp"),
+    embed!("tracer-pintool", "makefile"),
+    embed!("tracer-pintool", "makefile.rules"),
+    embed!("trace-format/include", "tf_trace.h"),
+    embed!("trace-format/include", "tf_trace_format.h"),
+    embed!("trace-format/include", "tf_trace_stream.h"),
+    embed!("trace-format/include", "tf_trace_table.h"),
+    embed!("trace-format/include", "tf_trace_encoder.h"),
+    embed!("trace-format/include", "tf_trace_predict.h"),
+    embed!("trace-format/include", "tf_trace_records.h"),
+    embed!("trace-format/include", "tf_trace_msgpack.h"),
+    embed!("trace-format/include", "tf_tracer.h"),
+    embed!("trace-format/include", "tf_skip.h"),
+    embed!("trace-format/include", "tf_worksharing.h"),
+    embed!("trace-format/include", "tf_requests.h"),
+    embed!("tracer-valgrind", "tf_omp_preload.c"),
 ];
 const TOOL: &str = "obj-intel64/tf_pin.so";
 /// The preload library, built natively by the same makefile.

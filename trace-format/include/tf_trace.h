@@ -92,8 +92,6 @@
 #ifndef TF_TRACE_H
 #define TF_TRACE_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include "tf_trace_format.h"
 #include "tf_trace_stream.h"
 #include "tf_trace_table.h"
