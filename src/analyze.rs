@@ -22,7 +22,7 @@ pub struct Outputs {
     /// Functions to list per warp width.
     pub top: usize,
     /// Which stack layout the table shows.
-    pub stack_model: crate::StackModel,
+    pub stack_model: crate::options::StackModel,
     /// Print the wall time of each stage on stderr.
     pub timings: bool,
     /// `--html DIR`: also write the HTML report there.
@@ -82,7 +82,7 @@ pub fn emit(report: &Report, trace: Option<&Trace>, outputs: &Outputs) -> Result
     print(
         report,
         outputs.top,
-        outputs.stack_model == crate::StackModel::Interleaved,
+        outputs.stack_model == crate::options::StackModel::Interleaved,
     );
     let mut failed = false;
     for (path, opt) in files {

@@ -10,6 +10,8 @@ use crate::worksharing::LoopCensus;
 use std::collections::HashSet;
 use tf_trace::{EndKind, Event, FunctionId, SkipReason, Trace};
 
+pub use crate::skipped::{Skipped, SyscallCount};
+
 /// Where a chunk of a thread's stream starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChunkStart {
@@ -19,90 +21,6 @@ pub struct ChunkStart {
     pub seq: u32,
     /// Index of its first event in the stream.
     pub first_event: u64,
-}
-
-/// Calls of one system call and the time they spent in the kernel.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SyscallCount {
-    /// Calls.
-    pub calls: u64,
-    /// Nanoseconds in the kernel (0 when not measured).
-    pub nanos: u64,
-}
-
-/// Counts of work the trace does not contain, by reason.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Skipped {
-    /// Inside lock acquire and release functions.
-    pub lock_runtime: u64,
-    /// Waiting in barriers, condition variables and joins.
-    pub sync_wait: u64,
-    /// In `--exclude`d functions.
-    pub excluded: u64,
-    /// Outside the `--only` functions.
-    pub outside_only: u64,
-    /// Inside the OpenMP runtime handing out loop iterations.
-    #[serde(default)]
-    pub loop_schedule: u64,
-    /// Any other reason.
-    pub other: u64,
-    /// System calls made.
-    pub syscalls: u64,
-    /// Nanoseconds spent in the kernel by those system calls (when measured).
-    pub syscall_nanos: u64,
-    /// The same by system call number (x86-64 numbering: 0 read, 1 write, …).
-    pub syscalls_by_number: std::collections::BTreeMap<u64, SyscallCount>,
-}
-
-impl Skipped {
-    /// Counts a `skip` event.
-    pub fn add(&mut self, reason: SkipReason, count: u64) {
-        let slot = match reason {
-            SkipReason::LockRuntime => &mut self.lock_runtime,
-            SkipReason::SyncWait => &mut self.sync_wait,
-            SkipReason::Excluded => &mut self.excluded,
-            SkipReason::OutsideRegion => &mut self.outside_only,
-            SkipReason::LoopSchedule => &mut self.loop_schedule,
-            _ => &mut self.other,
-        };
-        *slot += count;
-    }
-
-    /// All skipped instructions (system calls are counted apart).
-    pub fn instructions(&self) -> u64 {
-        self.lock_runtime
-            + self.sync_wait
-            + self.excluded
-            + self.outside_only
-            + self.loop_schedule
-            + self.other
-    }
-
-    /// Adds another thread's counts.
-    pub fn merge(&mut self, o: &Skipped) {
-        self.lock_runtime += o.lock_runtime;
-        self.sync_wait += o.sync_wait;
-        self.excluded += o.excluded;
-        self.outside_only += o.outside_only;
-        self.loop_schedule += o.loop_schedule;
-        self.other += o.other;
-        self.syscalls += o.syscalls;
-        self.syscall_nanos += o.syscall_nanos;
-        for (&n, c) in &o.syscalls_by_number {
-            let mine = self.syscalls_by_number.entry(n).or_default();
-            mine.calls += c.calls;
-            mine.nanos += c.nanos;
-        }
-    }
-
-    /// Counts a system call.
-    pub fn syscall(&mut self, number: u64, nanos: u64) {
-        self.syscalls += 1;
-        self.syscall_nanos += nanos;
-        let c = self.syscalls_by_number.entry(number).or_default();
-        c.calls += 1;
-        c.nanos += nanos;
-    }
 }
 
 /// What the first pass learned about one thread.

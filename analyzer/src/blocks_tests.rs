@@ -1,0 +1,100 @@
+use super::*;
+use crate::testutil::TempTrace;
+use tf_trace::BlockDef;
+
+fn table(defs: &[BlockDef]) -> (TempTrace, Vec<BlockId>) {
+    let mut t = TempTrace::new();
+    let ids = defs.iter().map(|d| t.writer().block(d).unwrap()).collect();
+    (t, ids)
+}
+
+#[test]
+fn overlapping_blocks_share_their_common_tail() {
+    // A = [0x10..0x30) of four 8-byte instructions with one read each;
+    // B enters at 0x20. C = [0x40, 0x44) overlaps nothing.
+    let a = BlockDef::new(0x10)
+        .insn(8)
+        .read(4)
+        .insn(8)
+        .read(4)
+        .insn(8)
+        .read(8)
+        .insn(8)
+        .write(4)
+        .end(EndKind::Branch);
+    let b = BlockDef::new(0x20)
+        .insn(8)
+        .read(8)
+        .insn(8)
+        .write(4)
+        .end(EndKind::Branch);
+    let c = BlockDef::new(0x40).insn(4).end(EndKind::Return);
+    let (t, ids) = table(&[a, b, c]);
+    let trace = t.finish();
+    let canon = CanonicalBlocks::build(trace.blocks());
+    assert_eq!(canon.len(), 3);
+    let pa = canon.pieces(ids[0]);
+    let pb = canon.pieces(ids[1]);
+    assert_eq!(pa.len(), 2);
+    assert_eq!(pb.len(), 1);
+    assert_eq!(pa[1].cblock, pb[0].cblock);
+    let head = canon.block(pa[0].cblock);
+    assert_eq!(
+        (head.address, head.end_address, head.n_insns, head.n_ops),
+        (0x10, 0x20, 2, 2)
+    );
+    assert_eq!(head.end, EndKind::Fallthrough);
+    let tail = canon.block(pb[0].cblock);
+    assert_eq!(
+        (tail.address, tail.end_address, tail.n_insns, tail.n_ops),
+        (0x20, 0x30, 2, 2)
+    );
+    assert_eq!(tail.end, EndKind::Branch);
+    assert_eq!((pa[1].first_insn, pa[1].first_op), (2, 2));
+    assert_eq!(
+        canon.block(canon.pieces(ids[2])[0].cblock).end,
+        EndKind::Return
+    );
+}
+
+#[test]
+fn steps_split_accesses_and_stop_at_a_fault() {
+    let a = BlockDef::new(0x10)
+        .insn(8)
+        .read(4)
+        .insn(8)
+        .read(4)
+        .insn(8)
+        .read(8)
+        .insn(8)
+        .write(4)
+        .end(EndKind::Branch);
+    let b = BlockDef::new(0x20).insn(8).end(EndKind::Jump);
+    let (t, ids) = table(&[a, b]);
+    let trace = t.finish();
+    let canon = CanonicalBlocks::build(trace.blocks());
+    let acc = |operand: u16, addr: u64| Access {
+        operand,
+        addr,
+        size: 4,
+        write: false,
+    };
+    let all = [acc(0, 100), acc(1, 200), acc(2, 300), acc(3, 400)];
+    let s: Vec<Step> = steps(&canon, ids[0], 4, true, &all).collect();
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[0].accesses, &all[..2]);
+    assert_eq!(s[1].accesses, &all[2..]);
+    assert_eq!(
+        (s[0].end, s[1].end),
+        (EndKind::Fallthrough, EndKind::Branch)
+    );
+    assert_eq!(s[1].first_op, 2);
+    // Faulted in the third instruction: one whole piece, one cut short.
+    let s: Vec<Step> = steps(&canon, ids[0], 3, false, &all[..3]).collect();
+    assert_eq!(s.len(), 2);
+    assert_eq!((s[1].insns, s[1].end), (1, EndKind::Other));
+    // Faulted in the second instruction: the first piece is cut short.
+    let s: Vec<Step> = steps(&canon, ids[0], 1, false, &all[..1]).collect();
+    assert_eq!(s.len(), 1);
+    assert_eq!((s[0].insns, s[0].end), (1, EndKind::Other));
+}
