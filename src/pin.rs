@@ -39,6 +39,7 @@ const SOURCES: &[(&str, &str)] = &[
     embed!("trace-format/include", "tf_trace_records.h"),
     embed!("trace-format/include", "tf_trace_msgpack.h"),
     embed!("trace-format/include", "tf_tracer.h"),
+    embed!("trace-format/include", "tf_roles.h"),
     embed!("trace-format/include", "tf_skip.h"),
     embed!("trace-format/include", "tf_worksharing.h"),
     embed!("trace-format/include", "tf_requests.h"),

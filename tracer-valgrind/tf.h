@@ -4,10 +4,13 @@
  *   tf_main.c        tool registration, options, core callbacks, fini
  *   tf_instrument.c  VEX IR instrumentation (inline stores, no helper calls
  *                    on the common path)
+ *   tf_walk.c        reading a superblock's instructions, operands and
+ *                    exits, for the instrumentation (tf_walk.h)
  *   tf_raw.c         per-thread raw buffers that instrumented code fills, and
  *                    the encoder thread that drains them
  *   tf_thread.c      per-thread encoding: skip/lock state machine, events
- *   tf_blocks.c      block table: ids, functions, modules, blocks.tfc
+ *   tf_blocks.c      block table: ids, functions, blocks.tfc
+ *   tf_modules.c     the modules that hold blocks and functions
  *   tf_funcs.c       roles of functions (the table and the matching rules are
  *                    shared with every tracer: tf_tracer.h)
  *   tf_omp.c         OpenMP loop chunks reported by the preload library
@@ -137,8 +140,12 @@ UInt tf_block_at(Addr a);
  * hands a segment over, so the table is on disk before any thread chunk
  * that uses it. */
 void tf_blocks_flush(void);
+
+/* tf_modules.c: the module id of the object that holds `a`, defining it in
+ * the block-table stream `table` if new; 0 if none. */
+UInt tf_module_of(tf_stream *table, DiEpoch ep, Addr a);
 /* The modules seen so far, as the manifest's `modules` array. */
-void tf_blocks_manifest_modules(tf_mp *mp);
+void tf_modules_manifest(tf_mp *mp);
 
 /* ------------------------------------------------------------------ */
 /* Threads (tf_thread.c), and their raw segments (tf_raw.c)             */

@@ -58,7 +58,7 @@ static void build_manifest(tf_mp *mp, const TfOutcome *o)
    tf_mp_cstr(mp, "threads");
    tf_threads_manifest(mp, &traced, &skipped);
    tf_mp_cstr(mp, "modules");
-   tf_blocks_manifest_modules(mp);
+   tf_modules_manifest(mp);
    tf_manifest_totals(mp, traced, skipped, tf_blocks_count());
    VG_(free)(cmd);
 }

@@ -1,0 +1,264 @@
+/* tf_roles.h: the roles of functions, part 2 of tf_tracer.h (which
+ * includes it): the lock and synchronization runtime table (which functions
+ * take or release which lock, from which argument) and the --only/--exclude
+ * name matching. Freestanding C99 that also compiles as C++. */
+#ifndef TF_ROLES_H
+#define TF_ROLES_H
+
+#include "tf_trace_format.h"
+
+enum tf_role {
+    TF_ROLE_NONE = 0,
+    TF_ROLE_ACQUIRE,   /* lock runtime: skip (reason 0), acquire at its return */
+    TF_ROLE_RELEASE,   /* lock runtime: release at entry, then skip (reason 0) */
+    TF_ROLE_COND_WAIT, /* release the mutex (2nd argument), skip (reason 1), re-acquire */
+    TF_ROLE_WAIT,      /* barrier or join: skip (reason 1) */
+    TF_ROLE_EXCLUDE,   /* --exclude: skip (reason 2) */
+    TF_ROLE_ONLY,      /* --only: trace while it is on the call stack */
+    TF_ROLE_CREATE,    /* pthread_create: the 3rd argument is the start routine */
+    TF_ROLE_SCHEDULE   /* hands out a worksharing loop's iterations: skip (reason 5) */
+};
+
+/* Where the lock address (or start routine) comes from: an integer argument
+ * register at the function's entry, or a fixed address; for an --only
+ * function, the stack pointer at its entry (its region_entry event). */
+enum tf_arg { TF_ARG_NONE = 0, TF_ARG_RDI, TF_ARG_RSI, TF_ARG_RDX, TF_ARG_FIXED, TF_ARG_RSP };
+
+/* Address-less locks: the entry of the runtime function that takes them. */
+enum { TF_FIXED_OMP_CRITICAL = 0, TF_FIXED_OMP_ATOMIC = 1, TF_N_FIXED = 2 };
+
+typedef struct tf_function_role {
+    uint8_t role;      /* enum tf_role */
+    uint8_t lock_kind; /* enum tf_lock_kind */
+    uint8_t arg;       /* enum tf_arg */
+    uint8_t check_ret; /* the lock is taken only if the function returns 0 */
+    uint8_t fixed;     /* TF_ARG_FIXED: which address-less lock */
+} tf_function_role;
+
+typedef struct tf_runtime_fn {
+    const char *name;
+    tf_function_role role;
+} tf_runtime_fn;
+
+#define TF__ACQ(kind, arg, chk) {TF_ROLE_ACQUIRE, kind, arg, chk, 0}
+#define TF__REL(kind, arg) {TF_ROLE_RELEASE, kind, arg, 0, 0}
+#define TF__WAIT {TF_ROLE_WAIT, 0, TF_ARG_NONE, 0, 0}
+
+/* Names without leading underscores or a symbol version: glibc >= 2.34 has
+ * these in libc.so.6, often reported under a `__`-prefixed alias. */
+static const tf_runtime_fn tf_runtime_fns[] = {
+    {"pthread_mutex_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, 1)},
+    {"pthread_mutex_trylock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, 1)},
+    {"pthread_mutex_timedlock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, 1)},
+    {"pthread_mutex_clocklock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, 1)},
+    {"pthread_mutex_unlock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
+    {"pthread_spin_lock", TF__ACQ(TF_LOCK_SPIN, TF_ARG_RDI, 1)},
+    {"pthread_spin_trylock", TF__ACQ(TF_LOCK_SPIN, TF_ARG_RDI, 1)},
+    {"pthread_spin_unlock", TF__REL(TF_LOCK_SPIN, TF_ARG_RDI)},
+    /* glibc's pthread_spin_unlock is the same function as pthread_spin_init
+     * (both store 0), and the debug info names it after the latter */
+    {"pthread_spin_init", TF__REL(TF_LOCK_SPIN, TF_ARG_RDI)},
+    {"pthread_rwlock_rdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, 1)},
+    {"pthread_rwlock_tryrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, 1)},
+    {"pthread_rwlock_timedrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, 1)},
+    {"pthread_rwlock_clockrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, 1)},
+    {"pthread_rwlock_wrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, 1)},
+    {"pthread_rwlock_trywrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, 1)},
+    {"pthread_rwlock_timedwrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, 1)},
+    {"pthread_rwlock_clockwrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, 1)},
+    /* the kind (read or write) is the one the thread acquired */
+    {"pthread_rwlock_unlock", TF__REL(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI)},
+    {"sem_wait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, 1)},
+    {"sem_trywait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, 1)},
+    {"sem_timedwait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, 1)},
+    {"sem_clockwait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, 1)},
+    {"sem_post", TF__REL(TF_LOCK_SEMAPHORE, TF_ARG_RDI)},
+    {"GOMP_critical_start",
+     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_CRITICAL}},
+    {"GOMP_critical_end",
+     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_CRITICAL}},
+    {"GOMP_critical_name_start", TF__ACQ(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDI, 0)},
+    {"GOMP_critical_name_end", TF__REL(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDI)},
+    {"GOMP_atomic_start",
+     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_ATOMIC, TF_ARG_FIXED, 0, TF_FIXED_OMP_ATOMIC}},
+    {"GOMP_atomic_end",
+     {TF_ROLE_RELEASE, TF_LOCK_OMP_ATOMIC, TF_ARG_FIXED, 0, TF_FIXED_OMP_ATOMIC}},
+    /* condition waits release the mutex (second argument) and re-take it,
+     * also when they time out */
+    {"pthread_cond_wait", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},
+    {"pthread_cond_timedwait", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},
+    {"pthread_cond_clockwait", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},
+    {"pthread_barrier_wait", TF__WAIT},
+    {"pthread_join", TF__WAIT},
+    {"pthread_timedjoin_np", TF__WAIT},
+    {"pthread_clockjoin_np", TF__WAIT},
+    {"GOMP_barrier", TF__WAIT},
+    {"GOMP_barrier_cancel", TF__WAIT},
+    {"pthread_create", {TF_ROLE_CREATE, 0, TF_ARG_RDX, 0, 0}},
+};
+#define TF_N_RUNTIME_FNS (sizeof tf_runtime_fns / sizeof tf_runtime_fns[0])
+
+static inline size_t tf__strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+static inline int tf__strneq(const char *a, const char *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+/* `name` without leading underscores and without a trailing "@VERSION"
+ * equals `want`. */
+static inline int tf_runtime_name_is(const char *name, const char *want)
+{
+    size_t n = tf__strlen(want);
+    while (*name == '_')
+        name++;
+    return tf__strneq(name, want, n) && (name[n] == 0 || name[n] == '@');
+}
+
+/* `name`, without leading underscores, starts with `prefix` and ends with
+ * `suffix` (before any "@VERSION"). */
+static inline int tf__name_shape(const char *name, const char *prefix, const char *suffix)
+{
+    size_t n = 0, p = tf__strlen(prefix), x = tf__strlen(suffix);
+    while (*name == '_')
+        name++;
+    while (name[n] && name[n] != '@')
+        n++;
+    return n >= p + x && tf__strneq(name, prefix, p) && tf__strneq(name + n - x, suffix, x);
+}
+
+/* The OpenMP runtime functions that hand a thread the iterations of a
+ * worksharing loop (libgomp's GOMP_loop_*_start / _next, libomp's
+ * __kmpc_dispatch_* and __kmpc_for_static_*), and those from whose answers
+ * inline static schedules compute them (omp_get_num_threads,
+ * omp_get_thread_num). Not GOMP_parallel_loop_*: the team, the caller
+ * included, runs inside it. */
+static inline int tf_is_loop_schedule(const char *name)
+{
+    static const char *const shapes[][2] = {
+        {"GOMP_loop_", "_start"},        {"GOMP_loop_", "_next"},
+        {"kmpc_dispatch_init_", ""},     {"kmpc_dispatch_next_", ""},
+        {"kmpc_for_static_init_", ""},   {"kmpc_for_static_fini", ""},
+        {"omp_get_num_threads", ""},     {"omp_get_thread_num", ""},
+    };
+    size_t i;
+    for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (tf__name_shape(name, shapes[i][0], shapes[i][1]))
+            return 1;
+    return 0;
+}
+
+/* The runtime function a raw symbol names, or NULL. */
+static inline const tf_runtime_fn *tf_runtime_lookup(const char *name)
+{
+    static const tf_runtime_fn schedule = {"", {TF_ROLE_SCHEDULE, 0, TF_ARG_NONE, 0, 0}};
+    size_t i;
+    if (tf_is_loop_schedule(name))
+        return &schedule;
+    if (name[0] != '_' && name[0] != 'p' && name[0] != 's' && name[0] != 'G')
+        return 0;
+    for (i = 0; i < TF_N_RUNTIME_FNS; i++)
+        if (tf_runtime_name_is(name, tf_runtime_fns[i].name))
+            return &tf_runtime_fns[i];
+    return 0;
+}
+
+/* Writes the source names of an Itanium-mangled name as "a::b::c" (without
+ * template arguments or parameters) to out; 0 if it is not of the simple
+ * form _Z<name> or _ZN<qualifiers><name>...E. */
+static inline int tf_simple_demangle(const char *m, char *out, size_t cap)
+{
+    size_t o = 0;
+    int nested;
+    if (m[0] != '_' || m[1] != 'Z')
+        return 0;
+    m += 2;
+    nested = *m == 'N';
+    if (nested) {
+        m++;
+        while (*m == 'r' || *m == 'V' || *m == 'K' || *m == 'R' || *m == 'O')
+            m++;
+    }
+    if (m[0] == 'S' && m[1] == 't') { /* std:: */
+        if (o + 5 >= cap)
+            return 0;
+        for (; o < 5; o++)
+            out[o] = "std::"[o];
+        m += 2;
+    }
+    for (;;) {
+        size_t len = 0, i;
+        if (*m < '0' || *m > '9')
+            break;
+        while (*m >= '0' && *m <= '9')
+            len = len * 10 + (size_t)(*m++ - '0');
+        if (tf__strlen(m) < len || o + len + 3 >= cap)
+            return 0;
+        if (o > 0 && !(o == 5 && tf__strneq(out, "std::", 5))) {
+            out[o++] = ':';
+            out[o++] = ':';
+        }
+        for (i = 0; i < len; i++)
+            out[o++] = m[i];
+        m += len;
+        if (!nested)
+            break;
+    }
+    /* a nested name must end here: no templates, constructors, ... */
+    if (nested && *m != 'E')
+        return 0;
+    out[o] = 0;
+    return o > 0;
+}
+
+/* The matching rule of --only / --exclude: the raw symbol, the symbol
+ * without its "@VERSION", or for a C++ symbol its qualified name without
+ * parameters ("ns::Class::method"). */
+static inline int tf_pattern_matches(const char *pattern, const char *name)
+{
+    char buf[512];
+    size_t p = tf__strlen(pattern), n = tf__strlen(name), at = 0;
+    if (p == n && tf__strneq(pattern, name, n))
+        return 1;
+    while (at < n && name[at] != '@')
+        at++;
+    if (at < n && at > 0 && p == at && tf__strneq(pattern, name, at))
+        return 1;
+    return tf_simple_demangle(name, buf, sizeof buf) && tf__strlen(buf) == p &&
+           tf__strneq(pattern, buf, p);
+}
+
+/* The role of a function by its raw symbol: the user's patterns first
+ * (exclude, then only), then the runtime table. */
+static inline tf_function_role tf_fn_role_of(const char *name, const char *const *only, size_t n_only,
+                                       const char *const *exclude, size_t n_exclude)
+{
+    tf_function_role r = {TF_ROLE_NONE, 0, TF_ARG_NONE, 0, 0};
+    const tf_runtime_fn *f;
+    size_t i;
+    for (i = 0; i < n_exclude; i++)
+        if (tf_pattern_matches(exclude[i], name)) {
+            r.role = TF_ROLE_EXCLUDE;
+            return r;
+        }
+    for (i = 0; i < n_only; i++)
+        if (tf_pattern_matches(only[i], name)) {
+            r.role = TF_ROLE_ONLY;
+            r.arg = TF_ARG_RSP;
+            return r;
+        }
+    f = tf_runtime_lookup(name);
+    return f ? f->role : r;
+}
+
+#endif
