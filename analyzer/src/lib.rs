@@ -28,7 +28,7 @@ pub mod scan;
 pub mod scan_index;
 pub mod segments;
 pub mod sink;
-pub mod skipped;
+mod skipped;
 pub mod static_schedule;
 mod static_split;
 pub mod stats;
