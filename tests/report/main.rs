@@ -40,18 +40,12 @@ fn traced(kernel: &'static str) -> &'static Traced {
         let trace = dir.join("trace");
         trace_ok(&trace, &workload("divergence"), &[kernel, "64"]);
         let report = dir.join("html");
-        let out = tf()
-            .arg("report")
-            .arg(&trace)
-            .arg("-o")
-            .arg(&report)
-            .args(OPTIONS)
-            .output()
-            .expect("run tf report");
-        assert!(
-            out.status.success(),
-            "tf report failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = run_ok(
+            tf().arg("report")
+                .arg(&trace)
+                .arg("-o")
+                .arg(&report)
+                .args(OPTIONS),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -94,6 +88,16 @@ fn page_of(report: &Path, index: &str, name: &str) -> PathBuf {
     let href = &index[row..];
     let href = &href[href.find("href=\"").unwrap() + 6..];
     report.join(&href[..href.find('"').unwrap()])
+}
+
+/// The warp widths of a report's results, in order.
+fn warp_sizes(report: &Value) -> Vec<u64> {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["warp_size"].as_u64().unwrap())
+        .collect()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -191,13 +195,7 @@ fn the_triangle_body_is_at_w_plus_1_over_2w_and_the_whole_program_matches_analyz
     }
     // The sweep's widths were replayed in the same run.
     let full: Value = serde_json::from_str(&read(&t.report.join("report.json"))).unwrap();
-    let widths: Vec<u64> = full["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["warp_size"].as_u64().unwrap())
-        .collect();
-    assert_eq!(widths, [1, 2, 4, 8, 16, 24, 32, 48, 64]);
+    assert_eq!(warp_sizes(&full), [1, 2, 4, 8, 16, 24, 32, 48, 64]);
     // W = 1: every lane is its own warp.
     assert_eq!(width(&full, 1)["simt_efficiency"].as_f64().unwrap(), 1.0);
 }
@@ -208,20 +206,14 @@ fn analyze_html_writes_the_report_and_keeps_its_own_widths() {
     let dir = tempdir();
     let json = dir.path().join("a.json");
     let html = dir.path().join("html");
-    let out = tf()
-        .arg("analyze")
-        .arg(&t.trace)
-        .args(OPTIONS)
-        .arg("--json")
-        .arg(&json)
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        tf().arg("analyze")
+            .arg(&t.trace)
+            .args(OPTIONS)
+            .arg("--json")
+            .arg(&json)
+            .arg("--html")
+            .arg(&html),
     );
     let with_html: Value = serde_json::from_str(&read(&json)).unwrap();
     let plain = analyze_json(&t.trace, &OPTIONS);

@@ -139,13 +139,7 @@ fn sweep_widths_are_chosen_with_sweep_and_checked() {
         String::from_utf8_lossy(&out.stderr)
     );
     let full: Value = serde_json::from_str(&read(&html.join("report.json"))).unwrap();
-    let widths: Vec<u64> = full["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["warp_size"].as_u64().unwrap())
-        .collect();
-    assert_eq!(widths, [1, 32, 64]);
+    assert_eq!(warp_sizes(&full), [1, 32, 64]);
     let out = run("65");
     assert!(!out.status.success());
     assert_eq!(
