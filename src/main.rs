@@ -52,7 +52,7 @@ enum Command {
         /// The Pin kit for --backend pin [default: $PIN_ROOT].
         #[arg(long, value_name = "DIR")]
         pin_root: Option<PathBuf>,
-        /// Trace directory [default: a new trace-<program>-<n> in the current directory].
+        /// Trace directory [default: a new trace-PROGRAM-N in the current directory, e.g. trace-pigz-1].
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: Option<PathBuf>,
         /// Record only while FN is on the thread's call stack (repeatable).
