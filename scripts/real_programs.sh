@@ -12,13 +12,17 @@
 #   options: --threads N, --work DIR (keep traces and JSON there), --tf PATH
 #
 # Programs (installed with apt-get when missing): pbzip2, lbzip2, xz, zstd,
-# pzstd, plzip, 7zz, sort, x264, and ImageMagick's convert-im6.q16 (OpenMP:
-# a generated picture of about SIZE bytes blurred and resized); also pigz on
-# request. Inputs come from
-# workloads/gen_text (text) and workloads/gen_y4m (video for x264): the same
-# size gives the same bytes. Programs that cut their input into blocks for
-# their threads are given blocks of about an eighth of the input, so that
-# every thread has work at small sizes too. GNU sort starts no more threads
+# pzstd, plzip, 7zz, sort, x264, ImageMagick's convert-im6.q16 (OpenMP:
+# a generated picture of about SIZE bytes blurred and resized), ripgrep's rg
+# (Rust threads, searching the text cut into eight files), bwa (reads aligned
+# to a reference) and samtools (those alignments sorted); also pigz on
+# request. Inputs come from workloads/gen_text (text), workloads/gen_y4m
+# (video for x264) and workloads/gen_dna (a reference of a million bases and
+# SIZE/20 bytes of reads): the same size gives the same bytes. rg prints its
+# files in the order its threads finish them, so its outputs are compared
+# sorted. Programs that cut their input into blocks for their threads are
+# given blocks of about an eighth of the input, so that every thread has work
+# at small sizes too. GNU sort starts no more threads
 # than there are cores, and pzstd cuts inputs below a few MB into one chunk:
 # on a small machine or input they run one worker, which shows as 1/W.
 set -euo pipefail
@@ -26,7 +30,7 @@ cd "$(dirname "$0")/.."
 
 size=20000000
 threads=4
-programs=pbzip2,lbzip2,xz,zstd,pzstd,plzip,7zz,sort,x264,convert-im6.q16
+programs=pbzip2,lbzip2,xz,zstd,pzstd,plzip,7zz,sort,x264,convert-im6.q16,rg,bwa,samtools
 work=
 tf=
 while [ $# -gt 0 ]; do
@@ -37,7 +41,7 @@ while [ $# -gt 0 ]; do
     --programs) programs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --tf) tf=$2; shift 2 ;;
-    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "real_programs.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -49,11 +53,14 @@ esac
 package_of() {
     case "$1" in
     xz) echo xz-utils ;; 7zz) echo 7zip ;; sort) echo coreutils ;;
-    convert-im6.q16) echo imagemagick ;; *) echo "$1" ;;
+    convert-im6.q16) echo imagemagick ;; rg) echo ripgrep ;; *) echo "$1" ;;
     esac
 }
 missing=()
-for p in ${programs//,/ } jq; do
+# samtools sorts what bwa aligned: it needs bwa for its input.
+needed=${programs//,/ }
+case ",$programs," in *,samtools,*) needed="$needed bwa" ;; esac
+for p in $needed jq; do
     command -v "$p" > /dev/null || missing+=("$(package_of "$p")")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -67,7 +74,7 @@ if [ -z "$tf" ]; then
     cargo build --release --quiet
     tf=$PWD/target/release/tf
 fi
-make -s -C workloads build/O1/gen_text build/O1/gen_y4m
+make -s -C workloads build/O1/gen_text build/O1/gen_y4m build/O1/gen_dna
 
 if [ -n "$work" ]; then
     mkdir -p "$work"
@@ -79,6 +86,19 @@ work=$(cd "$work" && pwd)
 workloads/build/O1/gen_text "$size" > "$work/input.txt"
 workloads/build/O1/gen_y4m "$size" > "$work/input.y4m"
 block=$((size / 8 > 65536 ? size / 8 : 65536))
+mkdir -p "$work/pieces"
+split -n l/8 -d "$work/input.txt" "$work/pieces/part-"
+case ",$programs," in
+*,bwa,* | *,samtools,*)
+    bases=1000000
+    workloads/build/O1/gen_dna ref $bases > "$work/ref.fa"
+    workloads/build/O1/gen_dna reads $bases $((size / 20)) > "$work/reads.fq"
+    bwa index "$work/ref.fa" 2> /dev/null
+    ;;
+esac
+case ",$programs," in
+*,samtools,*) bwa mem -t "$threads" "$work/ref.fa" "$work/reads.fq" > "$work/aligned.sam" 2> /dev/null ;;
+esac
 
 # The command line of program $1 (it writes its result to stdout).
 command_of() {
@@ -99,6 +119,9 @@ command_of() {
         side=$(awk -v s="$size" 'BEGIN { printf "%d", sqrt(s / 3) }')
         echo convert-im6.q16 -limit thread "$n" -size "${side}x${side}" gradient:red-blue \
             -blur 0x2 -resize 150% ppm:- ;;
+    rg) echo rg -j "$n" --count-matches -e '[a-z]+ing|th[a-z]+' "$work/pieces" ;;
+    bwa) echo bwa mem -t "$n" "$work/ref.fa" "$work/reads.fq" ;;
+    samtools) echo samtools sort -@ "$n" -O bam "$work/aligned.sam" ;;
     *) echo "real_programs.sh: unknown program $1" >&2; return 1 ;;
     esac
 }
@@ -121,6 +144,10 @@ for p in ${programs//,/ }; do
     rc=0
     "$tf" analyze "$dir/trace" --warp 8,16,32 --json "$dir/analyze.json" > "$dir/analyze.txt" 2>&1 || rc=$?
     end=$(date +%s.%N)
+    if [ "$p" = rg ]; then # its files come in the order its threads finish them
+        sort -o "$dir/native.out" "$dir/native.out"
+        sort -o "$dir/traced.out" "$dir/traced.out"
+    fi
     same=no
     cmp -s "$dir/native.out" "$dir/traced.out" && [ "$native_rc" = "$traced_rc" ] && same=yes
     [ "$native_rc" = 0 ] || same="no(exit $native_rc)" # the command itself failed (see native.err)
