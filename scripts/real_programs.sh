@@ -25,11 +25,12 @@
 # SIZE/20 bytes of reads): the same size gives the same bytes. rg prints its
 # files in the order its threads finish them, so its outputs are compared
 # sorted; x264 chooses its code by the CPU's features, so both of its runs
-# get those it finds under Valgrind (no AVX-512). Programs that cut their input into blocks for their threads are
-# given blocks of about an eighth of the input, so that every thread has work
-# at small sizes too. GNU sort starts no more threads
-# than there are cores, and pzstd cuts inputs below a few MB into one chunk:
-# on a small machine or input they run one worker, which shows as 1/W.
+# get those it finds under Valgrind (no AVX-512). Programs that cut their
+# input into blocks for their threads are given blocks of about an eighth of
+# the input, so that every thread has work at small sizes too. GNU sort
+# starts no more threads than there are cores, and pzstd cuts inputs below a
+# few MB into one chunk: on a small machine or input they run one worker,
+# which shows as 1/W.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --keep-traces) keep_traces=1; shift ;;
     --tf) tf=$2; shift 2 ;;
-    -h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "real_programs.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -63,10 +64,14 @@ package_of() {
     convert-im6.q16) echo imagemagick ;; rg) echo ripgrep ;; *) echo "$1" ;;
     esac
 }
+# Whether program $1 is among those to run.
+wants() {
+    case ",$programs," in *,"$1",*) return 0 ;; esac
+    return 1
+}
 missing=()
-# samtools sorts what bwa aligned: it needs bwa for its input.
 needed=${programs//,/ }
-case ",$programs," in *,samtools,*) needed="$needed bwa" ;; esac
+wants samtools && needed="$needed bwa" # samtools sorts what bwa aligned
 for p in $needed jq; do
     command -v "$p" > /dev/null || missing+=("$(package_of "$p")")
 done
@@ -93,28 +98,27 @@ work=$(cd "$work" && pwd)
 workloads/build/O1/gen_text "$size" > "$work/input.txt"
 workloads/build/O1/gen_y4m "$size" > "$work/input.y4m"
 block=$((size / 8 > 65536 ? size / 8 : 65536))
-mkdir -p "$work/pieces"
-split -n l/8 -d "$work/input.txt" "$work/pieces/part-"
-case ",$programs," in
-*,bwa,* | *,samtools,*)
+if wants rg; then
+    mkdir -p "$work/pieces"
+    split -n l/8 -d "$work/input.txt" "$work/pieces/part-"
+fi
+if wants bwa || wants samtools; then
     bases=1000000
     workloads/build/O1/gen_dna ref $bases > "$work/ref.fa"
     workloads/build/O1/gen_dna reads $bases $((size / 20)) > "$work/reads.fq"
     bwa index "$work/ref.fa" 2> /dev/null
-    ;;
-esac
-case ",$programs," in
-*,x264,*)
+fi
+if wants samtools; then
+    bwa mem -t "$threads" "$work/ref.fa" "$work/reads.fq" > "$work/aligned.sam" 2> /dev/null
+fi
+x264_asm=
+if wants x264; then
     # Valgrind's CPU has no AVX-512, and x264's AVX-512 code encodes a video
     # to other bytes than its AVX2 code: both runs get the CPU features x264
-    # finds under Valgrind.
+    # finds under Valgrind (none found: its row shows the difference).
     x264_asm=$(valgrind --tool=none -q x264 --frames 1 -o /dev/null "$work/input.y4m" 2>&1 |
-        sed -n 's/.*using cpu capabilities: //p' | tr 'A-Z ' 'a-z,')
-    ;;
-esac
-case ",$programs," in
-*,samtools,*) bwa mem -t "$threads" "$work/ref.fa" "$work/reads.fq" > "$work/aligned.sam" 2> /dev/null ;;
-esac
+        sed -n 's/.*using cpu capabilities: //p' | tr 'A-Z ' 'a-z,') || true
+fi
 
 # The command line of program $1 (it writes its result to stdout).
 command_of() {
@@ -135,7 +139,7 @@ command_of() {
         side=$(awk -v s="$size" 'BEGIN { printf "%d", sqrt(s / 3) }')
         echo convert-im6.q16 -limit thread "$n" -size "${side}x${side}" gradient:red-blue \
             -blur 0x2 -resize 150% ppm:- ;;
-    rg) echo rg -j "$n" --count-matches -e '[a-z]+ing|th[a-z]+' "$work/pieces" ;;
+    rg) echo rg -j "$n" --count-matches -e '\w+ing|th\w+' "$work/pieces" ;; # no glob characters
     bwa) echo bwa mem -t "$n" "$work/ref.fa" "$work/reads.fq" ;;
     samtools) echo samtools sort -@ "$n" -O bam "$work/aligned.sam" ;;
     *) echo "real_programs.sh: unknown program $1" >&2; return 1 ;;
