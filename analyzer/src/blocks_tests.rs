@@ -8,11 +8,10 @@ fn table(defs: &[BlockDef]) -> (TempTrace, Vec<BlockId>) {
     (t, ids)
 }
 
-#[test]
-fn overlapping_blocks_share_their_common_tail() {
-    // A = [0x10..0x30) of four 8-byte instructions with one read each;
-    // B enters at 0x20. C = [0x40, 0x44) overlaps nothing.
-    let a = BlockDef::new(0x10)
+/// [0x10, 0x30): four 8-byte instructions with one access each (reads of
+/// 4, 4 and 8 bytes, a write of 4), ending in a branch.
+fn four_accesses_at_0x10() -> BlockDef {
+    BlockDef::new(0x10)
         .insn(8)
         .read(4)
         .insn(8)
@@ -21,7 +20,14 @@ fn overlapping_blocks_share_their_common_tail() {
         .read(8)
         .insn(8)
         .write(4)
-        .end(EndKind::Branch);
+        .end(EndKind::Branch)
+}
+
+#[test]
+fn overlapping_blocks_share_their_common_tail() {
+    // A = [0x10..0x30) of four 8-byte instructions with one access each;
+    // B enters at 0x20. C = [0x40, 0x44) overlaps nothing.
+    let a = four_accesses_at_0x10();
     let b = BlockDef::new(0x20)
         .insn(8)
         .read(8)
@@ -59,16 +65,7 @@ fn overlapping_blocks_share_their_common_tail() {
 
 #[test]
 fn steps_split_accesses_and_stop_at_a_fault() {
-    let a = BlockDef::new(0x10)
-        .insn(8)
-        .read(4)
-        .insn(8)
-        .read(4)
-        .insn(8)
-        .read(8)
-        .insn(8)
-        .write(4)
-        .end(EndKind::Branch);
+    let a = four_accesses_at_0x10();
     let b = BlockDef::new(0x20).insn(8).end(EndKind::Jump);
     let (t, ids) = table(&[a, b]);
     let trace = t.finish();

@@ -56,6 +56,19 @@ fn traced(kernel: &'static str) -> &'static Traced {
     })
 }
 
+/// Asserts that each cell `class` of `row` in `html` shows the count `key` of
+/// `obj` (a `tf analyze --json` object at width `w`), for each `(class, key)`
+/// of `cells`; `what` starts the failure message.
+fn assert_counts(html: &str, row: &str, obj: &Value, cells: &[(&str, &str)], what: &str, w: u64) {
+    for &(class, key) in cells {
+        assert_eq!(
+            num(html, row, class) as u64,
+            obj[key].as_u64().unwrap(),
+            "{what}{key} at W = {w}"
+        );
+    }
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -121,16 +134,11 @@ fn odd_and_even_arms_are_at_half_efficiency_on_both_pages() {
             assert!(close(num(&page, &row, "eff"), 0.5), "{name} at W = {w}");
             // The same numbers as tf analyze --json with the same options.
             let f = function(width(&json, w), name);
-            for (class, key) in [
+            let cells = [
                 ("thread", "thread_instructions"),
                 ("warp", "warp_instructions"),
-            ] {
-                assert_eq!(
-                    num(&page, &row, class) as u64,
-                    f[key].as_u64().unwrap(),
-                    "{name} {key} at W = {w}"
-                );
-            }
+            ];
+            assert_counts(&page, &row, f, &cells, &format!("{name} "), w);
             assert_eq!(num(&page, &row, "share"), f["share"].as_f64().unwrap());
         }
         assert!(page.contains("50.0%"));
@@ -159,19 +167,14 @@ fn the_triangle_body_is_at_w_plus_1_over_2w_and_the_whole_program_matches_analyz
     for w in [8u64, 16, 32] {
         let r = width(&json, w);
         let row = format!("data-w=\"{w}\"");
-        for (class, key) in [
+        let cells = [
             ("thread", "thread_instructions"),
             ("warp", "warp_instructions"),
             ("divergent", "divergent_branches"),
             ("units", "units"),
             ("warps", "warps"),
-        ] {
-            assert_eq!(
-                num(&index, &row, class) as u64,
-                r[key].as_u64().unwrap(),
-                "{key} at W = {w}"
-            );
-        }
+        ];
+        assert_counts(&index, &row, r, &cells, "", w);
         assert_eq!(
             num(&index, &row, "eff"),
             r["simt_efficiency"].as_f64().unwrap()

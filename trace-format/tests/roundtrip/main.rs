@@ -19,6 +19,11 @@ fn no_ops_block(w: &mut TraceWriter, addr: u64, len: u8, end: EndKind) -> u32 {
     w.block(&BlockDef::new(addr).insn(len).end(end)).unwrap()
 }
 
+/// How each block execution of thread `tid` was read, in order.
+fn vias(trace: &Trace, tid: u64) -> Vec<Via> {
+    read_via(trace, tid).into_iter().map(|(_, v)| v).collect()
+}
+
 #[test]
 fn canonical_bytes_of_a_self_loop() {
     let d = TempDir::new("selfloop");
@@ -58,7 +63,7 @@ fn short_runs_are_prefixes_of_the_next_block_record() {
         vec![vec![64, 64, 112, 64, 32, 7, 32, 2, 2, 1, 0, 0]]
     );
     let t = Trace::open(d.path()).unwrap();
-    let via: Vec<Via> = read_via(&t, 1).into_iter().map(|(_, v)| v).collect();
+    let via = vias(&t, 1);
     assert_eq!(
         via,
         vec![E, E, Run, Run, E, E, C1, Run, Run, Run, Run, C1, C0]
@@ -78,7 +83,7 @@ fn both_successor_candidates() {
         .unwrap();
     w.finish().unwrap();
     let t = Trace::open(d.path()).unwrap();
-    let via: Vec<Via> = read_via(&t, 1).into_iter().map(|(_, v)| v).collect();
+    let via = vias(&t, 1);
     assert_eq!(via, [E, E, E, E, E, C1, Run, C1, Run, C1]);
 }
 
@@ -98,7 +103,7 @@ fn return_stack_predicts_returns() {
     }
     w.finish().unwrap();
     let trace = Trace::open(d.path()).unwrap();
-    let via: Vec<Via> = read_via(&trace, 1).into_iter().map(|(_, v)| v).collect();
+    let via = vias(&trace, 1);
     // The first round (and the jump back to its start) learns everything;
     // then f's successor alternates between r1 and r2 but the return stack
     // predicts it: one long run.
@@ -129,7 +134,7 @@ fn skipped_call_pops_on_arrival() {
     }
     w.finish().unwrap();
     let trace = Trace::open(d.path()).unwrap();
-    let via: Vec<Via> = read_via(&trace, 1).into_iter().map(|(_, v)| v).collect();
+    let via = vias(&trace, 1);
     // Arriving at r (the return site) pops 0x105, so f's return is not
     // predicted to go to r (which would make z candidate 1): in round 2, z
     // is f's learned successor 0.
@@ -195,7 +200,7 @@ fn address_stride_and_offset_modes() {
     w.finish().unwrap();
     let trace = Trace::open(d.path()).unwrap();
     assert_eq!(read_ok(&trace, 1), expect);
-    let via: Vec<Via> = read_via(&trace, 1).into_iter().map(|(_, v)| v).collect();
+    let via = vias(&trace, 1);
     // The second execution is the first to know its successor, but its
     // load is a surprise (stride 0 predicted); then stride 8 holds.
     assert_eq!(via[..4], [E, E, Run, Run]);
@@ -239,7 +244,7 @@ fn conditional_operands_absent_and_present() {
     }
     let (trace, expect) = finish_with(w, 1, &ops);
     assert_eq!(read_ok(&trace, 1), expect);
-    let via: Vec<Via> = read_via(&trace, 1).into_iter().map(|(_, v)| v).collect();
+    let via = vias(&trace, 1);
     // Operand 0 keeps its stride across absences, operand 1 its offset from
     // operand 0 (offset mode), operand 2 is constant: all predicted.
     assert_eq!(via[40..], [Run; 5], "{via:?}");
