@@ -34,6 +34,9 @@ pub struct Coalescer {
     width: usize,
     /// Per lane: its stack range and its stack pointer at its unit's start.
     stacks: Vec<((u64, u64), u64)>,
+    /// The lowest and the highest end of the lanes' stacks: an address
+    /// outside is on no lane's stack.
+    stacks_hull: (u64, u64),
     cursors: Vec<usize>,
     gather: Gather,
     cache: SegmentCache,
@@ -43,9 +46,13 @@ impl Coalescer {
     /// A coalescer for a warp of `width` lanes with these stacks (per lane:
     /// its range and its stack pointer at its unit's start).
     pub fn new(width: usize, stacks: Vec<((u64, u64), u64)>) -> Coalescer {
+        let stacks_hull = stacks.iter().fold((u64::MAX, 0), |(lo, hi), &((l, h), _)| {
+            (lo.min(l), hi.max(h))
+        });
         Coalescer {
             width,
             stacks,
+            stacks_hull,
             ..Coalescer::default()
         }
     }
@@ -191,6 +198,16 @@ impl Coalescer {
     #[inline(never)]
     fn uniform(&self, lanes: &[LaneIssue<'_>], j: usize) -> Option<(u64, u64)> {
         let a = &lanes[0].accesses[j];
+        if a.addr < self.stacks_hull.0 || a.addr >= self.stacks_hull.1 {
+            // On no lane's stack, nor is any other lane's access to the same
+            // address: only addresses and sizes need comparing.
+            let alike = (lanes[1..].iter()).all(|l| {
+                let b = &l.accesses[j];
+                (b.addr, b.size) == (a.addr, a.size)
+            });
+            let cpu = sector_range(a.addr, a.size).count() as u64;
+            return alike.then_some((cpu, cpu));
+        }
         let (stack, sp) = self.stacks[lanes[0].lane];
         let on_stack = a.addr >= stack.0 && a.addr < stack.1;
         for l in &lanes[1..] {
