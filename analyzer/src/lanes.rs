@@ -205,17 +205,25 @@ impl<'t> UnitReader<'t> {
             if self.next_event >= self.start.event {
                 return Ok(());
             }
-            let Some(ev) = self.reader.next_event() else {
+            // Read in place, as `next_step` reads (most of a long unit's
+            // walk to its start comes through here).
+            let read = self.reader.advance();
+            if matches!(read, Ok(false)) {
                 self.done = true;
                 return Ok(());
-            };
+            }
             self.next_event += 1;
-            match ev? {
-                Event::Block(x) => self.start_sp = call_push(x.accesses()).or(self.start_sp),
+            read?;
+            match self.reader.current() {
+                Some(Event::Block(x)) => self.start_sp = call_push(x.accesses()).or(self.start_sp),
                 // the call into the --only region, which the trace lacks
-                Event::RegionEntry { sp } => self.start_sp = Some(sp),
+                Some(Event::RegionEntry { sp }) => self.start_sp = Some(sp),
                 _ => {}
             }
+            // Whole rounds of a loop on the way are skipped, not decoded one
+            // by one: the reader leaves the last round before the start to
+            // be read, so the last push above is still found.
+            self.next_event += self.reader.skip_rounds(self.start.event - self.next_event);
         }
         Ok(())
     }

@@ -7,13 +7,14 @@ use crate::block_table::{BlockId, BlockTable};
 use crate::error::{DecodeError, Result};
 use crate::event::{Access, BlockExec, Event, Via};
 use crate::limits;
-use crate::predict::{Predictor, NONE};
+use crate::predict::{Course, Predictor, NONE};
 use crate::stream::TableParams;
 use crate::varint::Cursor;
 
 mod chunk_decoder;
 mod events;
 mod operands;
+mod rounds;
 mod state;
 mod stats;
 pub use chunk_decoder::{ChunkDecoder, ChunkEvents};
@@ -80,6 +81,8 @@ pub(crate) struct Core<'t> {
     /// The last [`Step::Unknown`]: its type and its payload's range.
     unknown: (u64, usize, usize),
     stats: ChunkStats,
+    /// Room for [`Core::skip_rounds`]'s work.
+    courses: Vec<Course>,
 }
 
 impl<'t> Core<'t> {
@@ -110,6 +113,7 @@ impl<'t> Core<'t> {
             },
             unknown: (0, 0, 0),
             stats: ChunkStats::default(),
+            courses: Vec::new(),
         }
     }
 

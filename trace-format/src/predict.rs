@@ -7,7 +7,9 @@
 use crate::block_table::{BlockId, BlockRec, BlockTable, EndKind};
 use crate::stream::TableParams;
 
+mod rounds;
 mod snapshot;
+pub(crate) use rounds::Course;
 pub(crate) use snapshot::PredictorState;
 
 /// "No block" in candidate and successor slots.

@@ -313,4 +313,53 @@ impl<'t> ThreadReader<'t> {
     pub fn last_accesses(&self) -> &[Access] {
         &self.core.accesses[..self.core.n_acc]
     }
+
+    /// Skips up to `max` of the next events when they are block executions
+    /// of a run that goes round a loop (§6.1), whole rounds at a time, and
+    /// returns how many it skipped (0 when they are not). The reader is
+    /// left as reading them would leave it: a reader that goes on, or its
+    /// [`state`](Self::state), cannot tell. The last round of the run, and
+    /// the last round before `max`, are left to be read, so that a caller
+    /// who looks at every execution still sees each block of the loop, with
+    /// the addresses its last execution has. This is how to move to a place
+    /// far into a loop without decoding every execution on the way (the
+    /// analyzer, to reach where a unit starts).
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// use tf_trace::{BlockDef, EndKind, Event, Trace, TraceWriter};
+    /// let dir = std::env::temp_dir().join(format!("tf-doc-rounds-{}", std::process::id()));
+    /// let mut w = TraceWriter::create(&dir)?;
+    /// let body = w.block(&BlockDef::new(0x1000).insn(4).read(8).end(EndKind::Branch))?;
+    /// let mut t = w.thread(1)?;
+    /// for i in 0..40u64 {
+    ///     t.exec(body, &[0x5000 + 8 * i])?;
+    /// }
+    /// w.finish()?;
+    /// let trace = Trace::open(&dir)?;
+    /// let mut r = trace.read_thread(1)?;
+    /// let mut read = 0;
+    /// while read < 30 {
+    ///     r.advance()?;
+    ///     read += 1 + r.skip_rounds(30 - read - 1);
+    /// }
+    /// match r.next_event().unwrap()? {
+    ///     Event::Block(x) => assert_eq!(x.accesses()[0].addr, 0x5000 + 8 * 30),
+    ///     e => panic!("{e:?}"),
+    /// }
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn skip_rounds(&mut self, max: u64) -> u64 {
+        if !self.in_chunk {
+            return 0;
+        }
+        let skipped = self
+            .core
+            .skip_rounds(self.chunks.payload(), max, self.addresses);
+        if skipped > 0 {
+            self.last = Step::Block;
+        }
+        skipped
+    }
 }

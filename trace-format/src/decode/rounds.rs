@@ -1,0 +1,128 @@
+//! Runs that go round a loop, skipped whole rounds at a time (see
+//! `predict/rounds.rs` for why the state after them is known).
+
+use super::Core;
+use crate::event::{Access, Via};
+use crate::limits;
+use crate::varint::Cursor;
+
+impl Core<'_> {
+    /// Skips block executions of the run under way, and of the run records
+    /// right after it, while they go round a loop, at most `max`; leaves
+    /// the state (the address entries too when `addresses`) as decoding
+    /// them one by one would, and returns how many it skipped (0 when they
+    /// do not go round a loop it can skip). The last round before `max`,
+    /// and the last of the runs before a record of another kind, are left
+    /// to be decoded, so that a reader that looks at each execution still
+    /// sees every block of the loop at its place.
+    pub(crate) fn skip_rounds(&mut self, payload: &[u8], max: u64, addresses: bool) -> u64 {
+        let mut skipped = 0;
+        loop {
+            // Where the reader stands: it comes back here when it begins a
+            // run record and skips none of it, so that its state is the one
+            // decoding leaves (which has not read that record yet).
+            let before = (self.pos, self.run_pos, self.run_ops);
+            let entered = self.run_left == 0;
+            if entered && !self.enter_run(payload) {
+                return skipped;
+            }
+            let leave = |core: &mut Self| {
+                if entered {
+                    (core.pos, core.run_pos, core.run_ops) = before;
+                    core.run_left = 0;
+                }
+                skipped
+            };
+            let Some(round) = self.pred.round(self.table) else {
+                return leave(self);
+            };
+            let per_round = round.blocks().len() as u64;
+            // A round of run executions is left right after the skipped
+            // ones, before `max`: in this run, or in the next when this one
+            // is skipped to its end.
+            let mut n = self.run_left.min((max - skipped).saturating_sub(per_round));
+            if self.run_left - n < per_round {
+                let next_holds_one =
+                    n == self.run_left && self.next_run(payload).is_some_and(|k| k >= per_round);
+                if !next_holds_one {
+                    n = self.run_left.saturating_sub(per_round);
+                }
+            }
+            // Every execution of a run checks the run's operands so far
+            // against the limit (§9): the last one skipped must pass.
+            let (k, partial) = (n / per_round, (n % per_round) as usize);
+            let of = |b: &u32| u64::from(self.table.rec(*b).n_ops);
+            let operands =
+                k * round.operands + round.blocks()[..partial].iter().map(of).sum::<u64>();
+            let last_ops = n
+                .checked_sub(1)
+                .map_or(0, |i| of(&round.blocks()[(i % per_round) as usize]));
+            if n == 0
+                || self.run_ops + operands - last_ops >= limits::RUN_OPERANDS
+                || !self
+                    .pred
+                    .go_round(self.table, &round, n, addresses, &mut self.courses)
+            {
+                return leave(self);
+            }
+            self.run_left -= n;
+            self.run_ops += operands;
+            skipped += n;
+            let last = round.blocks()[((n - 1) % per_round) as usize];
+            self.executed(last, addresses);
+            if self.run_left > 0 {
+                return skipped;
+            }
+        }
+    }
+
+    /// The executions of the run record after the run under way, if a run
+    /// record (and not a block record whose run prefix this run is) comes
+    /// next.
+    fn next_run(&self, payload: &[u8]) -> Option<u64> {
+        if self.prefix_done {
+            return None;
+        }
+        let h = Cursor::at(payload, self.pos).varint().ok()?;
+        (h & 1 == 1 && h >> 1 < limits::MAX_RUN).then_some((h >> 1) + 1)
+    }
+
+    /// Begins the run record that comes next, if one does, without
+    /// decoding its first execution; false otherwise.
+    fn enter_run(&mut self, payload: &[u8]) -> bool {
+        let Some(k) = self.next_run(payload) else {
+            return false;
+        };
+        let mut cur = Cursor::at(payload, self.pos);
+        cur.varint().expect("read by next_run");
+        self.run_pos = self.pos;
+        self.pos = cur.pos();
+        self.run_ops = 0;
+        self.run_left = k;
+        true
+    }
+
+    /// Block `id`'s execution in a run is the last one: what
+    /// [`Core::event`] and the accesses give.
+    fn executed(&mut self, id: u32, addresses: bool) {
+        let rec = self.table.rec(id);
+        self.block.block = id;
+        self.block.insns = rec.n_insns;
+        self.block.operands = rec.n_ops;
+        self.block.complete = true;
+        self.block.via = Via::Run;
+        self.present = rec.n_ops;
+        if addresses {
+            let ops = &self.table.ops[rec.ops_start as usize..][..rec.n_ops as usize];
+            for (j, op) in ops.iter().enumerate() {
+                self.accesses[j] = Access {
+                    operand: j as u16,
+                    size: op.size,
+                    write: op.write,
+                    addr: self.pred.last_address(id, j as u32),
+                };
+            }
+            self.n_acc = ops.len();
+        }
+    }
+}
