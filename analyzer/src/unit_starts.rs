@@ -11,7 +11,9 @@
 //! in the lanes). This pass walks each thread's long units once, the same
 //! way, keeping the reader's place at each start ([`UnitStart`]): the
 //! replay then opens each lane's reader there, and kept in the index, the
-//! walk is not made again by later analyses.
+//! walk is not made again by later analyses. The walk itself skips the
+//! rounds of loops on its way ([`tf_trace::ThreadReader::skip_rounds`]):
+//! most of a long unit is such rounds.
 
 use crate::blocks::CanonicalBlocks;
 use crate::lanes::{UnitReader, UnitStart};
