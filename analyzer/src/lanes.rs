@@ -147,7 +147,7 @@ impl<'t> UnitReader<'t> {
     /// Where this reader, just positioned at its unit's start, stands, for
     /// [`UnitReader::resume`]; `None` inside a block event or before the
     /// thread's first event (where opening a reader costs nothing).
-    pub fn place(&self) -> Option<UnitStart> {
+    pub fn place(&mut self) -> Option<UnitStart> {
         if self.in_block || self.done {
             return None;
         }

@@ -96,7 +96,7 @@ impl UnitStarts {
         let mut long: Vec<&Unit> = units.iter().filter(|u| is_long(u)).collect();
         long.sort_by_key(|u| u.start);
         for unit in long {
-            let Ok(r) = UnitReader::reach(reader.take(), trace, canon, unit, chunks) else {
+            let Ok(mut r) = UnitReader::reach(reader.take(), trace, canon, unit, chunks) else {
                 break;
             };
             if let Some(start) = r.place() {

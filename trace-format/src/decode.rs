@@ -17,6 +17,7 @@ mod operands;
 mod rounds;
 mod state;
 mod stats;
+mod steady;
 pub use chunk_decoder::{ChunkDecoder, ChunkEvents};
 pub(crate) use state::CoreState;
 pub use stats::ChunkStats;
@@ -81,8 +82,13 @@ pub(crate) struct Core<'t> {
     /// The last [`Step::Unknown`]: its type and its payload's range.
     unknown: (u64, usize, usize),
     stats: ChunkStats,
-    /// Room for [`Core::skip_rounds`]'s work.
+    /// The courses of the operands of the loop that runs go round, for
+    /// [`Core::skip_rounds`] and the runs decoded from them.
     courses: Vec<Course>,
+    /// The runs under way are decoded from `courses`.
+    steady: Option<steady::Steady>,
+    /// The run record (its position) found not to go round a loop.
+    not_steady_at: usize,
 }
 
 impl<'t> Core<'t> {
@@ -114,6 +120,8 @@ impl<'t> Core<'t> {
             unknown: (0, 0, 0),
             stats: ChunkStats::default(),
             courses: Vec::new(),
+            steady: None,
+            not_steady_at: usize::MAX,
         }
     }
 
@@ -124,6 +132,8 @@ impl<'t> Core<'t> {
         self.pos = 0;
         self.n_acc = 0;
         self.stats = ChunkStats::default();
+        self.steady = None;
+        self.not_steady_at = usize::MAX;
     }
 
     /// Decodes the whole payload without addresses: checks that it decodes.
@@ -186,6 +196,11 @@ impl<'t> Core<'t> {
         partial: Option<(u64, u64, usize)>,
         cur: &mut Cursor<'_>,
     ) -> Result<Step, DecodeError> {
+        // Runs that went round a loop end at a block record (events do not
+        // change the prediction state).
+        if self.steady.is_some() {
+            self.settle();
+        }
         let r = (h >> 3) & self.prefix_mask;
         if r != 0 && !std::mem::take(&mut self.prefix_done) {
             if let Some((_, _, p)) = partial {
@@ -278,6 +293,9 @@ impl<'t> Core<'t> {
 
     #[inline(always)]
     fn run_step<const ADDR: bool, const COUNT: bool>(&mut self) -> Result<Step, DecodeError> {
+        if ADDR && !COUNT && self.steady() {
+            return self.steady_step();
+        }
         let id = self.pred.candidates()[0];
         if id == NONE {
             return Err(DecodeError::new(
@@ -287,17 +305,7 @@ impl<'t> Core<'t> {
         }
         let rec = self.table.rec(id);
         let (insns, n_ops) = (rec.n_insns, rec.n_ops);
-        if self.run_ops >= limits::RUN_OPERANDS {
-            return Err(DecodeError::new(
-                self.run_pos,
-                format!(
-                    "run goes on after {} operands, above the limit of {}",
-                    self.run_ops,
-                    limits::RUN_OPERANDS
-                ),
-            ));
-        }
-        self.run_ops += u64::from(n_ops);
+        self.count_run_operands(n_ops)?;
         if COUNT {
             self.stats.run_blocks += 1;
         }
@@ -310,6 +318,24 @@ impl<'t> Core<'t> {
         };
         self.exec::<ADDR, COUNT>(step, false, &mut Cursor::new(&[]))?;
         Ok(Step::Block)
+    }
+
+    /// Counts the operands of the run's next execution, which must not go
+    /// on past the limit (§9).
+    #[inline(always)]
+    fn count_run_operands(&mut self, n_ops: u32) -> Result<(), DecodeError> {
+        if self.run_ops >= limits::RUN_OPERANDS {
+            return Err(DecodeError::new(
+                self.run_pos,
+                format!(
+                    "run goes on after {} operands, above the limit of {}",
+                    self.run_ops,
+                    limits::RUN_OPERANDS
+                ),
+            ));
+        }
+        self.run_ops += u64::from(n_ops);
+        Ok(())
     }
 
     /// Executes `step`, reading its operands' values from `cur` when the

@@ -9,7 +9,7 @@ use crate::stream::TableParams;
 
 mod rounds;
 mod snapshot;
-pub(crate) use rounds::Course;
+pub(crate) use rounds::{Course, Round};
 pub(crate) use snapshot::PredictorState;
 
 /// "No block" in candidate and successor slots.

@@ -136,6 +136,7 @@ impl<'t> ThreadReader<'t> {
     /// # Ok(()) }
     /// ```
     pub fn set_addresses(&mut self, on: bool) {
+        self.core.settle();
         self.addresses = on;
         self.core.n_acc = 0;
     }

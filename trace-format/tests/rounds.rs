@@ -11,7 +11,8 @@ mod common;
 use common::{Rec, Rng, TempDir};
 use std::collections::BTreeSet;
 use tf_trace::{
-    BlockDef, EndKind, Event, TableParams, ThreadReader, Trace, TraceWriter, Via, WriterOptions,
+    BlockDef, BlockExec, EndKind, Event, TableParams, ThreadReader, Trace, TraceWriter, Via,
+    WriterOptions,
 };
 
 /// How an operand's address moves from one execution of its block to the
@@ -62,11 +63,15 @@ fn random_loop(w: &mut TraceWriter, rng: &mut Rng, addr: &mut u64) -> Loop {
     Loop { blocks }
 }
 
+/// The block executions written: block and addresses (`None`: absent).
+type Written = Vec<(u32, Vec<Option<u64>>)>;
+
 /// Runs `l` for `rounds` rounds from round `first`; every `noise` in a
 /// hundred addresses is off its pattern, and conditional operands are
 /// absent as often.
 fn run_loop(
     t: &mut tf_trace::ThreadWriter<'_>,
+    written: &mut Written,
     rng: &mut Rng,
     l: &Loop,
     first: u64,
@@ -95,11 +100,13 @@ fn run_loop(
                 })
                 .collect();
             t.exec_opt(*id, &addrs).unwrap();
+            written.push((*id, addrs));
         }
     }
 }
 
-fn write_case(dir: &std::path::Path, rng: &mut Rng) {
+/// Writes a random case into `dir`; returns its block executions.
+fn write_case(dir: &std::path::Path, rng: &mut Rng) -> Written {
     let params = TableParams {
         addr_table_bits: [8, 9, 14][rng.below(3) as usize],
         succ_table_bits: [8, 12][rng.below(2) as usize],
@@ -131,24 +138,29 @@ fn write_case(dir: &std::path::Path, rng: &mut Rng) {
         )
         .unwrap();
     let mut t = w.thread(1).unwrap();
+    let mut written = Written::new();
     let mut round = 0;
     for _ in 0..4 + rng.below(12) {
         let l = &loops[rng.below(loops.len() as u64) as usize];
         let most = [3, 40, 400][rng.below(3) as usize];
         let rounds = 1 + rng.below(most);
         let noise = [0, 0, 1, 10][rng.below(4) as usize];
-        run_loop(&mut t, rng, l, round, rounds, noise);
+        run_loop(&mut t, &mut written, rng, l, round, rounds, noise);
         round += rounds;
         match rng.below(4) {
             0 => {
-                t.exec(call, &[0x7fff_0000 - 8 * rng.below(4)]).unwrap();
-                t.exec(callee, &[0x7fff_0000]).unwrap();
+                let push = 0x7fff_0000 - 8 * rng.below(4);
+                for (id, a) in [(call, push), (callee, 0x7fff_0000)] {
+                    t.exec(id, &[a]).unwrap();
+                    written.push((id, vec![Some(a)]));
+                }
             }
             1 => t.syscall(1, 5).unwrap(),
             _ => {}
         }
     }
     w.finish().unwrap();
+    written
 }
 
 /// The event a reader read last, comparable.
@@ -237,6 +249,56 @@ fn skipping_rounds_leaves_a_reader_where_reading_them_does() {
             .all(|&(all, longest)| all > 10_000 && longest > limit),
         "skipped {skipped:?}"
     );
+}
+
+/// A block execution as written: its block and its operands' addresses.
+fn as_written(x: &BlockExec<'_>) -> (u32, Vec<Option<u64>>) {
+    let mut addrs = vec![None; x.operands as usize];
+    for a in x.accesses() {
+        addrs[usize::from(a.operand)] = Some(a.addr);
+    }
+    (x.block, addrs)
+}
+
+/// The block executions `r` reads from here on.
+fn read_rest(r: &mut ThreadReader<'_>) -> Written {
+    let mut out = Written::new();
+    while r.advance().unwrap() {
+        if let Some(Event::Block(x)) = r.current() {
+            out.push(as_written(&x));
+        }
+    }
+    out
+}
+
+#[test]
+fn runs_of_a_loop_read_as_written_and_resume_from_anywhere() {
+    for seed in 0..100 {
+        let mut rng = Rng(0xc0_0a5e + seed);
+        let d = TempDir::new("rounds-written");
+        let written = write_case(d.path(), &mut rng);
+        let trace = Trace::open(d.path()).unwrap();
+        let mut r = trace.read_thread(1).unwrap();
+        let mut read = 0;
+        while r.advance().unwrap() {
+            if let Some(Event::Block(x)) = r.current() {
+                assert_eq!(as_written(&x), written[read], "execution {read}");
+                read += 1;
+            }
+            // A few times a case: a reader resumed here reads the rest.
+            if rng.below(written.len() as u64) < 4 {
+                if let Some(place) = r.state() {
+                    let mut later = trace.read_thread(1).unwrap();
+                    later.resume(&place).unwrap();
+                    assert!(
+                        read_rest(&mut later) == written[read..],
+                        "resumed at {read}"
+                    );
+                }
+            }
+        }
+        assert_eq!(read, written.len());
+    }
 }
 
 #[test]

@@ -16,6 +16,7 @@ impl Core<'_> {
     /// to be decoded, so that a reader that looks at each execution still
     /// sees every block of the loop at its place.
     pub(crate) fn skip_rounds(&mut self, payload: &[u8], max: u64, addresses: bool) -> u64 {
+        self.settle();
         let mut skipped = 0;
         loop {
             // Where the reader stands: it comes back here when it begins a
@@ -79,7 +80,7 @@ impl Core<'_> {
     /// The executions of the run record after the run under way, if a run
     /// record (and not a block record whose run prefix this run is) comes
     /// next.
-    fn next_run(&self, payload: &[u8]) -> Option<u64> {
+    pub(super) fn next_run(&self, payload: &[u8]) -> Option<u64> {
         if self.prefix_done {
             return None;
         }

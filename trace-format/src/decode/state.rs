@@ -52,6 +52,7 @@ impl CoreState {
 impl Core<'_> {
     /// The state, for [`Core::restore`].
     pub(crate) fn save(&self) -> CoreState {
+        debug_assert!(self.steady.is_none(), "settled before it is saved");
         CoreState {
             at: Place {
                 pos: self.pos as u64,

@@ -29,6 +29,8 @@ const MAX_BLOCKS: usize = 16;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Round {
     blocks: [BlockId; MAX_BLOCKS],
+    /// Where each block's operands start among the round's.
+    first_operand: [u32; MAX_BLOCKS],
     len: usize,
     /// Operands of one round.
     pub(crate) operands: u64,
@@ -38,6 +40,12 @@ impl Round {
     /// Its blocks, in the order a run executes them.
     pub(crate) fn blocks(&self) -> &[BlockId] {
         &self.blocks[..self.len]
+    }
+
+    /// Where the operands of its `i`-th block start among the round's
+    /// (and their [`Course`]s).
+    pub(crate) fn first_operand(&self, i: usize) -> usize {
+        self.first_operand[i] as usize
     }
 }
 
@@ -53,7 +61,8 @@ pub(crate) struct Course {
 
 impl Course {
     /// Its address in round `k` (≥ 1) from now.
-    fn at(&self, k: u64) -> u64 {
+    #[inline(always)]
+    pub(crate) fn at(&self, k: u64) -> u64 {
         self.next.wrapping_add((k - 1).wrapping_mul(self.step))
     }
 }
@@ -78,6 +87,7 @@ impl Predictor {
         let top = (self.ret_len > 0).then(|| self.ret[self.ret_top as usize]);
         let mut r = Round {
             blocks: [NONE; MAX_BLOCKS],
+            first_operand: [0; MAX_BLOCKS],
             len: 0,
             operands: 0,
         };
@@ -93,6 +103,7 @@ impl Predictor {
                 return None;
             }
             r.blocks[r.len] = b;
+            r.first_operand[r.len] = r.operands as u32;
             r.len += 1;
             r.operands += u64::from(rec.n_ops);
             b = self.succ_entry(b)?.s0;
@@ -116,11 +127,25 @@ impl Predictor {
         addresses: bool,
         courses: &mut Vec<Course>,
     ) -> bool {
+        if addresses && !self.courses(table, r, courses) {
+            return false;
+        }
+        self.went_round(table, r, n, addresses, courses);
+        true
+    }
+
+    /// [`go_round`](Self::go_round) with the `courses` of `r`'s operands
+    /// found in this state (by [`courses`](Self::courses)).
+    pub(crate) fn went_round(
+        &mut self,
+        table: &BlockTable,
+        r: &Round,
+        n: u64,
+        addresses: bool,
+        courses: &[Course],
+    ) {
         debug_assert!(n >= 1);
         if addresses {
-            if !self.courses(table, r, courses) {
-                return false;
-            }
             self.follow(table, r, n, courses);
         }
         let last = r.blocks()[((n - 1) % r.len as u64) as usize];
@@ -130,12 +155,11 @@ impl Predictor {
         self.cand = [e.s0, e.s1];
         let went = &r.blocks()[..r.len.min(n as usize)];
         self.max_exec = went.iter().fold(self.max_exec, |m, &b| m.max(b));
-        true
     }
 
     /// The course of every operand of loop `r`, in the order executed;
     /// false when one cannot be told from the entries.
-    fn courses(&self, table: &BlockTable, r: &Round, courses: &mut Vec<Course>) -> bool {
+    pub(crate) fn courses(&self, table: &BlockTable, r: &Round, courses: &mut Vec<Course>) -> bool {
         courses.clear();
         for &b in r.blocks() {
             let n_ops = table.rec(b).n_ops;

@@ -95,10 +95,12 @@ impl ThreadReader<'_> {
     /// Where this reader stands, for [`resume`](Self::resume); `None`
     /// before its first event (a new reader, or one just moved by
     /// [`seek_chunk`](Self::seek_chunk)) and at the end of the stream.
-    pub fn state(&self) -> Option<ReaderState> {
+    pub fn state(&mut self) -> Option<ReaderState> {
         if !self.in_chunk {
             return None;
         }
+        // Runs decoded without the tables bring them up to date first.
+        self.core.settle();
         let c = self.chunks.current();
         Some(ReaderState {
             offset: c.offset,
