@@ -38,12 +38,14 @@ pub(crate) struct Round {
 
 impl Round {
     /// Its blocks, in the order a run executes them.
+    #[inline(always)]
     pub(crate) fn blocks(&self) -> &[BlockId] {
         &self.blocks[..self.len]
     }
 
     /// Where the operands of its `i`-th block start among the round's
     /// (and their [`Course`]s).
+    #[inline(always)]
     pub(crate) fn first_operand(&self, i: usize) -> usize {
         self.first_operand[i] as usize
     }
