@@ -71,7 +71,7 @@ impl Core<'_> {
 
 /// Operand `j`'s access at `a`.
 #[inline(always)]
-fn access(j: usize, op: &Operand, a: u64) -> Access {
+pub(super) fn access(j: usize, op: &Operand, a: u64) -> Access {
     Access {
         operand: j as u16,
         size: op.size,

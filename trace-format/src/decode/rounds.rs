@@ -1,8 +1,10 @@
 //! Runs that go round a loop, skipped whole rounds at a time (see
 //! `predict/rounds.rs` for why the state after them is known).
 
-use super::Core;
-use crate::event::{Access, Via};
+use super::operands::access;
+use super::{BlockStep, Core};
+use crate::block_table::BlockId;
+use crate::event::Via;
 use crate::limits;
 use crate::varint::Cursor;
 
@@ -70,7 +72,9 @@ impl Core<'_> {
             self.run_ops += operands;
             skipped += n;
             let last = round.blocks()[((n - 1) % per_round) as usize];
-            self.executed(last, addresses);
+            self.ran(last, addresses, |core, j| {
+                core.pred.last_address(last, j as u32)
+            });
             if self.run_left > 0 {
                 return skipped;
             }
@@ -103,25 +107,26 @@ impl Core<'_> {
         true
     }
 
-    /// Block `id`'s execution in a run is the last one: what
-    /// [`Core::event`] and the accesses give.
-    fn executed(&mut self, id: u32, addresses: bool) {
-        let rec = self.table.rec(id);
-        self.block.block = id;
-        self.block.insns = rec.n_insns;
-        self.block.operands = rec.n_ops;
-        self.block.complete = true;
-        self.block.via = Via::Run;
+    /// Block `id`'s execution in a run, whose operand `j` accessed
+    /// `addr(self, j)`, is the last one decoded: what [`Core::event`] and
+    /// the accesses (when `addresses`) give.
+    #[inline(always)]
+    pub(super) fn ran(&mut self, id: BlockId, addresses: bool, addr: impl Fn(&Self, usize) -> u64) {
+        let table = self.table;
+        let rec = table.rec(id);
+        self.block = BlockStep {
+            block: id,
+            insns: rec.n_insns,
+            operands: rec.n_ops,
+            complete: true,
+            via: Via::Run,
+        };
         self.present = rec.n_ops;
         if addresses {
-            let ops = &self.table.ops[rec.ops_start as usize..][..rec.n_ops as usize];
+            let ops = &table.ops[rec.ops_start as usize..][..rec.n_ops as usize];
             for (j, op) in ops.iter().enumerate() {
-                self.accesses[j] = Access {
-                    operand: j as u16,
-                    size: op.size,
-                    write: op.write,
-                    addr: self.pred.last_address(id, j as u32),
-                };
+                let a = addr(self, j);
+                self.accesses[j] = access(j, op, a);
             }
             self.n_acc = ops.len();
         }

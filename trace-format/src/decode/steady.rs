@@ -5,9 +5,8 @@
 //! lookup. The tables are brought up to date once, when the runs end (or
 //! when the state is wanted), with what the executions would have left.
 
-use super::{BlockStep, Core, Step};
+use super::{Core, Step};
 use crate::error::DecodeError;
-use crate::event::{Access, Via};
 use crate::predict::Round;
 
 /// The runs under way go round `round`: `rounds` whole rounds and the
@@ -69,27 +68,8 @@ impl Core<'_> {
             (s.phase, s.rounds) = (0, k);
         }
         let (id, first) = (s.round.blocks()[i], s.round.first_operand(i));
-        let rec = self.table.rec(id);
-        self.count_run_operands(rec.n_ops)?;
-        self.block = BlockStep {
-            block: id,
-            insns: rec.n_insns,
-            operands: rec.n_ops,
-            complete: true,
-            via: Via::Run,
-        };
-        let ops = &self.table.ops[rec.ops_start as usize..][..rec.n_ops as usize];
-        let courses = &self.courses[first..][..ops.len()];
-        for (j, (op, course)) in ops.iter().zip(courses).enumerate() {
-            self.accesses[j] = Access {
-                operand: j as u16,
-                size: op.size,
-                write: op.write,
-                addr: course.at(k),
-            };
-        }
-        self.n_acc = ops.len();
-        self.present = rec.n_ops;
+        self.count_run_operands(self.table.rec(id).n_ops)?;
+        self.ran(id, true, |core, j| core.courses[first + j].at(k));
         Ok(Step::Block)
     }
 
