@@ -221,8 +221,8 @@ impl<'t> UnitReader<'t> {
                 _ => {}
             }
             // Whole rounds of a loop on the way are skipped, not decoded one
-            // by one: the reader leaves the last round before the start to
-            // be read, so the last push above is still found.
+            // by one; a round is left to be read after them, so the last
+            // push before the start is still seen above.
             self.next_event += self.reader.skip_rounds(self.start.event - self.next_event);
         }
         Ok(())

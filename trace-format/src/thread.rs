@@ -316,15 +316,15 @@ impl<'t> ThreadReader<'t> {
     }
 
     /// Skips up to `max` of the next events when they are block executions
-    /// of a run that goes round a loop (§6.1), whole rounds at a time, and
-    /// returns how many it skipped (0 when they are not). The reader is
-    /// left as reading them would leave it: a reader that goes on, or its
-    /// [`state`](Self::state), cannot tell. The last round of the run, and
-    /// the last round before `max`, are left to be read, so that a caller
-    /// who looks at every execution still sees each block of the loop, with
-    /// the addresses its last execution has. This is how to move to a place
-    /// far into a loop without decoding every execution on the way (the
-    /// analyzer, to reach where a unit starts).
+    /// of runs (§6.1) that go round a loop, and returns how many it skipped
+    /// (0 when they are not). The reader is left as reading them would
+    /// leave it: a reader that goes on, or its [`state`](Self::state),
+    /// cannot tell. A round of the loop is left to be read right after the
+    /// skipped executions (before `max`, and before a record other than a
+    /// run), so that a caller who looks at every execution still sees each
+    /// block of the loop, with the addresses its last execution has. This
+    /// is how to move to a place far into a loop without decoding every
+    /// execution on the way (the analyzer, to reach where a unit starts).
     ///
     /// ```
     /// # fn main() -> tf_trace::Result<()> {

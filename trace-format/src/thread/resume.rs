@@ -95,6 +95,9 @@ impl ThreadReader<'_> {
     /// Where this reader stands, for [`resume`](Self::resume); `None`
     /// before its first event (a new reader, or one just moved by
     /// [`seek_chunk`](Self::seek_chunk)) and at the end of the stream.
+    /// It takes `&mut self` because a reader that decoded a loop's runs
+    /// without its prediction tables (from each operand's course) writes
+    /// them first; what it reads afterwards does not change.
     pub fn state(&mut self) -> Option<ReaderState> {
         if !self.in_chunk {
             return None;
