@@ -46,6 +46,11 @@
 //!   its buffers: runs are expanded into one [`Event::Block`] per
 //!   execution, with [`BlockExec::accesses`] holding the decoded addresses.
 //!   Memory stays at one chunk, and nothing is allocated per record.
+//!   Runs that go round a loop are decoded from each operand's course
+//!   rather than the prediction tables, and
+//!   [`skip_rounds`](ThreadReader::skip_rounds) moves over whole rounds of
+//!   them without decoding; [`state`](ThreadReader::state) and
+//!   [`resume`](ThreadReader::resume) start another reader where one stands.
 //! - For parallel decoding, [`Trace::chunks`] yields raw verified chunks
 //!   ([`ChunkRef::to_owned`] to send them elsewhere) and a
 //!   [`ChunkDecoder`] decodes any one of them on its own.
