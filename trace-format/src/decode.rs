@@ -293,7 +293,7 @@ impl<'t> Core<'t> {
 
     #[inline(always)]
     fn run_step<const ADDR: bool, const COUNT: bool>(&mut self) -> Result<Step, DecodeError> {
-        if ADDR && !COUNT && self.steady() {
+        if ADDR && !COUNT && self.decodes_from_courses() {
             return self.steady_step();
         }
         let id = self.pred.candidates()[0];

@@ -21,34 +21,33 @@ impl Core<'_> {
         self.settle();
         let mut skipped = 0;
         loop {
-            // Where the reader stands: it comes back here when it begins a
-            // run record and skips none of it, so that its state is the one
-            // decoding leaves (which has not read that record yet).
-            let before = (self.pos, self.run_pos, self.run_ops);
-            let entered = self.run_left == 0;
-            if entered && !self.enter_run(payload) {
-                return skipped;
-            }
-            let leave = |core: &mut Self| {
-                if entered {
-                    (core.pos, core.run_pos, core.run_ops) = before;
-                    core.run_left = 0;
+            // The run to skip in: the one under way, or the run record
+            // that comes next, begun only if some of it is skipped (so that
+            // the state stays the one decoding leaves).
+            let (run_left, run_ops, begun_at) = if self.run_left > 0 {
+                (self.run_left, self.run_ops, None)
+            } else {
+                match self.run_at(payload, self.pos) {
+                    Some((k, after)) => (k, 0, Some(after)),
+                    None => return skipped,
                 }
-                skipped
             };
             let Some(round) = self.pred.round(self.table) else {
-                return leave(self);
+                return skipped;
             };
             let per_round = round.blocks().len() as u64;
             // A round of run executions is left right after the skipped
             // ones, before `max`: in this run, or in the next when this one
             // is skipped to its end.
-            let mut n = self.run_left.min((max - skipped).saturating_sub(per_round));
-            if self.run_left - n < per_round {
-                let next_holds_one =
-                    n == self.run_left && self.next_run(payload).is_some_and(|k| k >= per_round);
+            let mut n = run_left.min((max - skipped).saturating_sub(per_round));
+            if run_left - n < per_round {
+                let after = begun_at.unwrap_or(self.pos);
+                let next_holds_one = n == run_left
+                    && self
+                        .run_at(payload, after)
+                        .is_some_and(|(k, _)| k >= per_round);
                 if !next_holds_one {
-                    n = self.run_left.saturating_sub(per_round);
+                    n = run_left.saturating_sub(per_round);
                 }
             }
             // Every execution of a run checks the run's operands so far
@@ -61,15 +60,18 @@ impl Core<'_> {
                 .checked_sub(1)
                 .map_or(0, |i| of(&round.blocks()[(i % per_round) as usize]));
             if n == 0
-                || self.run_ops + operands - last_ops >= limits::RUN_OPERANDS
+                || run_ops + operands - last_ops >= limits::RUN_OPERANDS
                 || !self
                     .pred
                     .go_round(self.table, &round, n, addresses, &mut self.courses)
             {
-                return leave(self);
+                return skipped;
             }
-            self.run_left -= n;
-            self.run_ops += operands;
+            if let Some(after) = begun_at {
+                (self.run_pos, self.pos) = (self.pos, after);
+            }
+            self.run_left = run_left - n;
+            self.run_ops = run_ops + operands;
             skipped += n;
             let last = round.blocks()[((n - 1) % per_round) as usize];
             self.ran(last, addresses, |core, j| {
@@ -81,30 +83,13 @@ impl Core<'_> {
         }
     }
 
-    /// The executions of the run record after the run under way, if a run
-    /// record (and not a block record whose run prefix this run is) comes
-    /// next.
-    pub(super) fn next_run(&self, payload: &[u8]) -> Option<u64> {
-        if self.prefix_done {
-            return None;
-        }
-        let h = Cursor::at(payload, self.pos).varint().ok()?;
-        (h & 1 == 1 && h >> 1 < limits::MAX_RUN).then_some((h >> 1) + 1)
-    }
-
-    /// Begins the run record that comes next, if one does, without
-    /// decoding its first execution; false otherwise.
-    fn enter_run(&mut self, payload: &[u8]) -> bool {
-        let Some(k) = self.next_run(payload) else {
-            return false;
-        };
-        let mut cur = Cursor::at(payload, self.pos);
-        cur.varint().expect("read by next_run");
-        self.run_pos = self.pos;
-        self.pos = cur.pos();
-        self.run_ops = 0;
-        self.run_left = k;
-        true
+    /// The run record at `pos`, if one is there: its executions, and where
+    /// the record after it starts. (A block record's run prefix is no run
+    /// record: the block record follows it at `pos`.)
+    fn run_at(&self, payload: &[u8], pos: usize) -> Option<(u64, usize)> {
+        let mut cur = Cursor::at(payload, pos);
+        let h = cur.varint().ok()?;
+        (h & 1 == 1 && h >> 1 < limits::MAX_RUN).then(|| ((h >> 1) + 1, cur.pos()))
     }
 
     /// Block `id`'s execution in a run, whose operand `j` accessed

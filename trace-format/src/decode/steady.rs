@@ -30,7 +30,7 @@ impl Core<'_> {
     /// Whether the next execution of the run under way is decoded from
     /// the courses: the runs go round a loop already, or are found to now.
     #[inline(always)]
-    pub(super) fn steady(&mut self) -> bool {
+    pub(super) fn decodes_from_courses(&mut self) -> bool {
         self.steady.is_some()
             || (self.run_left + 1 >= MIN_EXECUTIONS
                 && self.run_pos != self.not_steady_at

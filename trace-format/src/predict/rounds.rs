@@ -200,17 +200,17 @@ impl Predictor {
     /// executions on their `courses` leave them.
     fn follow(&mut self, table: &BlockTable, r: &Round, n: u64, courses: &[Course]) {
         let (k, partial) = (n / r.len as u64, (n % r.len as u64) as usize);
-        let mut c = courses.iter();
-        // The last operand executed: in the round begun, else in the last whole one.
-        let mut last_any: Option<(u64, bool)> = None;
-        for (i, &b) in r.blocks().iter().enumerate() {
+        // Each block's last execution, in the order they ran (the last
+        // whole round's blocks from `partial` on, then the round begun):
+        // the operand written last is the one executed last.
+        for i in (partial..r.len).chain(0..partial) {
             let times = k + u64::from(i < partial);
+            if times == 0 {
+                continue;
+            }
+            let n_ops = table.rec(r.blocks[i]).n_ops as usize;
             let mut prev: Option<u64> = None;
-            for _ in 0..table.rec(b).n_ops {
-                let course = c.next().expect("a course per operand");
-                if times == 0 {
-                    continue;
-                }
+            for course in &courses[r.first_operand(i)..][..n_ops] {
                 let a = course.at(times);
                 let before = if times >= 2 {
                     course.at(times - 1)
@@ -224,13 +224,8 @@ impl Predictor {
                     e.offset = a.wrapping_sub(p);
                 }
                 prev = Some(a);
-                if i < partial || last_any.is_none_or(|(_, from_partial)| !from_partial) {
-                    last_any = Some((a, i < partial));
-                }
+                self.last_any = a;
             }
-        }
-        if let Some((a, _)) = last_any {
-            self.last_any = a;
         }
     }
 
