@@ -36,6 +36,16 @@ impl Batch {
         }
     }
 
+    /// Empties it for another fill, keeping its room.
+    fn clear(&mut self) {
+        self.steps.clear();
+        self.events.clear();
+        self.accesses.clear();
+        self.start_sp = None;
+        self.end = false;
+        self.error = None;
+    }
+
     /// The rest of `reader`'s unit, read now, with room reserved for
     /// `size` (steps and accesses, as [`Batch::size`] gives: consecutive
     /// units are mostly alike, and growing by doubling copies them). A unit
@@ -115,10 +125,24 @@ fn fill(reader: &mut UnitReader<'_>, batch: &mut Batch, max: usize) {
     batch.start_sp = reader.start_sp();
 }
 
-/// Runs `reader` to the end of its unit, sending batches of steps.
-fn decode_ahead(mut reader: UnitReader<'_>, tx: std::sync::mpsc::SyncSender<Batch>) {
+/// Runs `reader` to the end of its unit, sending batches of steps and
+/// filling again those that come back.
+// Reused, a batch keeps its room and its memory stays mapped: a new one for
+// every fill cost its allocation and the growth of its vectors, 4% of a
+// one-warp replay's time on two cores.
+fn decode_ahead(
+    mut reader: UnitReader<'_>,
+    tx: std::sync::mpsc::SyncSender<Batch>,
+    used: std::sync::mpsc::Receiver<Batch>,
+) {
     loop {
-        let mut batch = Batch::new();
+        let mut batch = match used.try_recv() {
+            Ok(mut b) => {
+                b.clear();
+                b
+            }
+            Err(_) => Batch::new(),
+        };
         fill(&mut reader, &mut batch, BATCH_STEPS);
         let end = batch.end;
         if tx.send(batch).is_err() || end {
@@ -131,6 +155,9 @@ fn decode_ahead(mut reader: UnitReader<'_>, tx: std::sync::mpsc::SyncSender<Batc
 /// batch the warps of several widths may share).
 struct Prefetched {
     rx: std::sync::mpsc::Receiver<Batch>,
+    /// Where batches handed out go back to be filled again (none for a
+    /// unit read whole).
+    used: Option<std::sync::mpsc::Sender<Batch>>,
     batch: Arc<Batch>,
     /// The current batch's error, taken out of it.
     error: Option<tf_trace::Error>,
@@ -156,7 +183,11 @@ impl Prefetched {
             match self.rx.recv() {
                 Ok(mut b) => {
                     self.error = b.error.take();
-                    self.batch = Arc::new(b);
+                    let done = std::mem::replace(&mut self.batch, Arc::new(b));
+                    if let (Some(used), Ok(done)) = (&self.used, Arc::try_unwrap(done)) {
+                        // the reader may have ended: nothing to give back to
+                        let _ = used.send(done);
+                    }
                     self.at = At::default();
                 }
                 Err(_) => return Ok(false),
@@ -193,9 +224,11 @@ impl<'t> LaneSource<'t> {
         't: 'scope,
     {
         let (tx, rx) = std::sync::mpsc::sync_channel(2);
-        scope.spawn(move || decode_ahead(reader, tx));
+        let (used_tx, used) = std::sync::mpsc::channel();
+        scope.spawn(move || decode_ahead(reader, tx, used));
         LaneSource::Prefetched(PrefetchedSource(Prefetched {
             rx,
+            used: Some(used_tx),
             batch: Arc::new(Batch::new()),
             error: None,
             at: At::default(),
@@ -208,6 +241,7 @@ impl<'t> LaneSource<'t> {
         let (_, rx) = std::sync::mpsc::sync_channel(0);
         LaneSource::Prefetched(PrefetchedSource(Prefetched {
             rx,
+            used: None,
             batch,
             error: None,
             at: At::default(),
