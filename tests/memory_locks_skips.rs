@@ -130,7 +130,7 @@ fn tls_is_the_threads_own_stack_and_another_threads_stack_is_other() {
 #[test]
 fn a_global_mutex_serializes_and_per_item_mutexes_do_not() {
     let dir = tempdir();
-    for mode in ["global", "per-item"] {
+    for mode in ["global", "per-item", "main-stack"] {
         let t = dir.path().join(mode);
         trace_ok(&t, &workload("critical"), &[mode, "64"]);
         let on = analyze_json(&t, &["--unit", "call:update", "--warp", "8,32"]);
@@ -142,14 +142,24 @@ fn a_global_mutex_serializes_and_per_item_mutexes_do_not() {
             let eff = f64_of(&function(width(&on, w), "critical")["simt_efficiency"]);
             let lock_free = f64_of(&function(width(&off, w), "critical")["simt_efficiency"]);
             assert_eq!(lock_free, 1.0, "{mode} W = {w} without serialization");
-            if mode == "global" {
+            let locks = width(&on, w)["locks"].as_array().unwrap();
+            if mode != "per-item" {
                 // One lane at a time through the critical section.
                 assert!(
                     (eff - 1.0 / w as f64).abs() < 1e-12,
                     "{mode} W = {w}: {eff}"
                 );
-                let lock = &width(&on, w)["locks"][0];
-                assert_eq!(lock["symbol"], "global");
+                assert_eq!(locks.len(), 1, "{mode}");
+                let lock = &locks[0];
+                if mode == "global" {
+                    // the static variable `global`, in the program's image
+                    assert_eq!(lock["symbol"], "global");
+                    assert_eq!(lock["location"], "global");
+                } else {
+                    // in main()'s frame: no symbol
+                    assert_eq!(lock["symbol"], Value::Null);
+                    assert_eq!(lock["location"], "stack of thread 1");
+                }
                 assert_eq!(lock["kind"], "mutex");
                 assert_eq!(lock["acquisitions"], 64);
                 assert_eq!(lock["serialized_lanes"], 64 - 64 / w);
@@ -162,6 +172,12 @@ fn a_global_mutex_serializes_and_per_item_mutexes_do_not() {
             } else {
                 assert_eq!(eff, lock_free, "{mode} W = {w}");
                 assert_eq!(width(&on, w)["serialized_warp_instructions"], 0);
+                // 64 mutexes from malloc(), each taken once
+                assert_eq!(locks.len(), 64);
+                for lock in locks {
+                    assert_eq!(lock["location"], "heap");
+                    assert_eq!(lock["acquisitions"], 1);
+                }
             }
         }
     }

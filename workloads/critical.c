@@ -3,8 +3,10 @@
  *   global    one mutex for everyone: the lanes of a warp serialize, so
  *             critical() runs with one lane at a time: efficiency 1/W;
  *   per-item  each item its own mutex: no two lanes hold the same lock, so
- *             critical() runs as without locks: 100%.
- * Use --unit call:update. With --locks off both read 100%.
+ *             critical() runs as without locks: 100%;
+ *   main-stack  one mutex for everyone, in main()'s stack frame: as global.
+ * Use --unit call:update. With --locks off all read 100%. The lock table
+ * places the locks: global, on the heap (per-item), on thread 1's stack.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +17,8 @@
 static volatile long shared[WORK];
 static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t *per_item;
-static int use_global;
+/* The one mutex of every thread, or NULL for a mutex per item. */
+static pthread_mutex_t *one_lock;
 
 __attribute__((noinline)) void critical(long i)
 {
@@ -25,7 +28,7 @@ __attribute__((noinline)) void critical(long i)
 
 __attribute__((noinline)) void update(long i)
 {
-    pthread_mutex_t *m = use_global ? &global : &per_item[i];
+    pthread_mutex_t *m = one_lock ? one_lock : &per_item[i];
     pthread_mutex_lock(m);
     critical(i);
     pthread_mutex_unlock(m);
@@ -39,7 +42,11 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    use_global = argc < 2 || strcmp(argv[1], "per-item") != 0;
+    pthread_mutex_t on_stack = PTHREAD_MUTEX_INITIALIZER;
+    const char *mode = argc > 1 ? argv[1] : "global";
+    one_lock = strcmp(mode, "per-item") == 0     ? NULL
+               : strcmp(mode, "main-stack") == 0 ? &on_stack
+                                                 : &global;
     long n = argc > 2 ? atol(argv[2]) : 64;
     per_item = malloc(n * sizeof *per_item);
     for (long i = 0; i < n; i++)

@@ -246,7 +246,7 @@ pub fn analyze_observed<O: Observer>(
     let functions = FunctionTable::new(&symbols, trace.blocks(), cfgs.keys().copied());
 
     let lines = SourceLines::new(trace.blocks());
-    let naming = Naming::new(&functions, &lines, &scans);
+    let naming = Naming::new(&functions, &lines, &segments, &scans);
     let ctx = Context {
         trace,
         canon: &canon,

@@ -140,6 +140,9 @@ fn add_lock(a: &mut LockResult, b: &LockResult) {
     if a.kind == "unknown" {
         a.kind.clone_from(&b.kind);
     }
+    if a.location.is_empty() {
+        a.location.clone_from(&b.location);
+    }
     a.acquisitions += b.acquisitions;
     a.contentions += b.contentions;
     a.serialized_lanes += b.serialized_lanes;

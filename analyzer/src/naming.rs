@@ -8,7 +8,8 @@ use crate::results::{
     sort_functions, sort_locks, FunctionResult, LockResult, MemoryReport, WidthResult,
 };
 use crate::scan::ThreadScan;
-use crate::stats::FunctionStats;
+use crate::segments::{SegmentCache, Segments};
+use crate::stats::{FunctionStats, Segment};
 use crate::symbols::SourceLines;
 use std::collections::HashMap;
 use tf_trace::FunctionId;
@@ -47,12 +48,17 @@ pub(crate) struct Naming<'a> {
     /// Skipped instructions per function.
     skipped_in: HashMap<FunctionId, u64>,
     skipped: u64,
+    /// Module images and thread stacks, to place locks.
+    segments: &'a Segments,
+    /// Each thread's stack `[lo, hi)`, by thread id, in thread order.
+    stacks: Vec<(u64, (u64, u64))>,
 }
 
 impl<'a> Naming<'a> {
     pub(crate) fn new(
         functions: &'a FunctionTable,
         lines: &'a SourceLines,
+        segments: &'a Segments,
         scans: &[ThreadScan],
     ) -> Naming<'a> {
         let mut skipped_in: HashMap<FunctionId, u64> = HashMap::new();
@@ -71,6 +77,8 @@ impl<'a> Naming<'a> {
             lines,
             skipped_in,
             skipped: scans.iter().map(|s| s.skipped.instructions()).sum(),
+            segments,
+            stacks: scans.iter().map(|s| (s.tid, s.stack)).collect(),
         }
     }
 
@@ -96,6 +104,7 @@ impl<'a> Naming<'a> {
             .map(|(&addr, l)| LockResult {
                 address: format!("{addr:#x}"),
                 symbol: self.lines.symbol(addr),
+                location: lock_location(&self.stacks, self.segments, addr),
                 kind: lock_kind_name(l.kind),
                 acquisitions: l.acquisitions,
                 contentions: l.contentions,
@@ -170,9 +179,46 @@ fn lock_kind_name(kind: Option<tf_trace::LockKind>) -> String {
     }
 }
 
+/// Where a lock at `addr` lies ([`LockResult::location`]), among these
+/// threads' stacks (by thread id) and the module images of `segments`.
+fn lock_location(stacks: &[(u64, (u64, u64))], segments: &Segments, addr: u64) -> String {
+    let on_stack: Vec<String> = (stacks.iter())
+        .filter(|(_, (lo, hi))| (*lo..*hi).contains(&addr))
+        .map(|(tid, _)| tid.to_string())
+        .collect();
+    match on_stack.len() {
+        0 => {}
+        1 => return format!("stack of thread {}", on_stack[0]),
+        _ => return format!("stack of threads {}", on_stack.join(", ")),
+    }
+    // On no thread's stack: the module images tell global from heap.
+    let no_stack = (0, 0);
+    match segments.classify(no_stack, addr, &mut SegmentCache::default()) {
+        Segment::Global => "global".to_string(),
+        _ => "heap".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locks_are_placed_in_a_module_on_a_stack_or_on_the_heap() {
+        // thread 5 reused thread 3's stack
+        let stacks = [
+            (1, (0x7000, 0x8000)),
+            (3, (0x9000, 0xa000)),
+            (5, (0x9000, 0xa000)),
+        ];
+        let segments = Segments::new([(0x40_0000, 0x50_0000)], stacks.map(|(_, s)| s));
+        let at = |addr| lock_location(&stacks, &segments, addr);
+        assert_eq!(at(0x40_1000), "global");
+        assert_eq!(at(0x7ff0), "stack of thread 1");
+        assert_eq!(at(0x9ff0), "stack of threads 3, 5");
+        assert_eq!(at(0x8000), "heap");
+        assert_eq!(at(0x5555_0000_0000), "heap");
+    }
 
     fn width(thread: u64, recorded: u64, unfinished: u64) -> WidthResult {
         WidthResult {

@@ -158,6 +158,11 @@ pub struct LockResult {
     pub address: String,
     /// The data symbol it lies in (`name` or `name+offset`), when known.
     pub symbol: Option<String>,
+    /// Where it lies: `global` (in a module's image), `stack of thread N`
+    /// (`stack of threads N, M` for a stack that a later thread reused) or
+    /// `heap` (anywhere else). Empty in results written before tf said so.
+    #[serde(default)]
+    pub location: String,
     /// Its kind (`mutex`, `spin`, `rwlock-read`, …).
     pub kind: String,
     /// Acquisitions by the units.

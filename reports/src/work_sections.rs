@@ -156,6 +156,7 @@ pub fn locks(c: &Catalogue) -> String {
     out.push_str(&header_row(&[
         "W",
         "address",
+        "where",
         "symbol",
         "kind",
         "acquisitions",
@@ -168,11 +169,12 @@ pub fn locks(c: &Catalogue) -> String {
         for l in &w.locks {
             let _ = writeln!(
                 out,
-                "<tr data-w=\"{}\" data-lock=\"{}\">{}{}{}{}{}{}{}{}</tr>",
+                "<tr data-w=\"{}\" data-lock=\"{}\">{}{}{}{}{}{}{}{}{}</tr>",
                 w.warp_size,
                 escape(&l.address),
                 num_cell("w", w.warp_size, &w.warp_size.to_string()),
                 text_cell("address", &l.address),
+                text_cell("where", &l.location),
                 text_cell("symbol", l.symbol.as_deref().unwrap_or("")),
                 text_cell("kind", &l.kind),
                 count_cell("acquisitions", l.acquisitions),

@@ -43,6 +43,7 @@ fn report() -> Report {
         locks: vec![LockResult {
             address: "0x1000".into(),
             symbol: Some(format!("lock{EVIL}")),
+            location: format!("heap{EVIL}"),
             kind: "mutex".into(),
             acquisitions: 4,
             contentions: 1,
