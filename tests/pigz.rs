@@ -104,10 +104,39 @@ fn pigz_output_is_byte_identical_and_every_thread_has_memory_records() {
     }
 }
 
-/// `tf analyze --warp 8,16,32` of the pigz trace, run once.
+/// `tf analyze --warp 8,16,32` of the pigz trace on `threads` threads, into
+/// `json`.
+fn analyze_on(threads: &str, json: &Path) -> serde_json::Value {
+    let out = tf()
+        .env("RAYON_NUM_THREADS", threads)
+        .arg("analyze")
+        .arg(&pigz().trace)
+        .args(["--warp", "8,16,32", "--json"])
+        .arg(json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
+}
+
+/// `tf analyze --warp 8,16,32` of the pigz trace, run once, on 4 threads:
+/// more than the one warp the three widths share, so that each lane's
+/// stream is decoded ahead on a thread of its own.
 fn analysis() -> &'static serde_json::Value {
     static ANALYSIS: OnceLock<serde_json::Value> = OnceLock::new();
-    ANALYSIS.get_or_init(|| analyze_json(&pigz().trace, &["--warp", "8,16,32"]))
+    ANALYSIS.get_or_init(|| analyze_on("4", &pigz().trace.with_extension("json")))
+}
+
+/// Decoding the lanes ahead, in batches handed from thread to thread and
+/// reused, changes no figure: on one thread each lane is read as it goes.
+#[test]
+fn decoding_lanes_ahead_changes_no_figure() {
+    let one = analyze_on("1", &pigz().trace.with_extension("one-thread.json"));
+    assert!(one == *analysis(), "the figures differ on one thread");
 }
 
 #[test]
@@ -138,6 +167,16 @@ fn pigz_analysis_reports_every_function_at_three_widths() {
         );
         let eff = res["simt_efficiency"].as_f64().unwrap();
         assert!(eff > 0.0 && eff <= 1.0);
+        // yarn's locks come from malloc(); a stripped program's global
+        // data has no symbol, but lies in its image.
+        let locks = res["locks"].as_array().unwrap();
+        assert!(locks.iter().any(|l| l["location"] == "heap"), "W = {w}");
+        assert!(
+            locks
+                .iter()
+                .all(|l| l["location"] == "heap" || l["location"] == "global"),
+            "W = {w}: {locks:?}"
+        );
         // The compressor's own code (libz) is where the work is.
         assert!(
             functions[0]["module"].as_str().unwrap().starts_with("libz"),
