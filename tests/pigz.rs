@@ -107,18 +107,12 @@ fn pigz_output_is_byte_identical_and_every_thread_has_memory_records() {
 /// `tf analyze --warp 8,16,32` of the pigz trace on `threads` threads, into
 /// `json`.
 fn analyze_on(threads: &str, json: &Path) -> serde_json::Value {
-    let out = tf()
-        .env("RAYON_NUM_THREADS", threads)
-        .arg("analyze")
-        .arg(&pigz().trace)
-        .args(["--warp", "8,16,32", "--json"])
-        .arg(json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        tf().env("RAYON_NUM_THREADS", threads)
+            .arg("analyze")
+            .arg(&pigz().trace)
+            .args(["--warp", "8,16,32", "--json"])
+            .arg(json),
     );
     serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
 }
