@@ -25,7 +25,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::symbols::Symbols;
+use crate::symbols::{in_module, Symbols};
 use rustc_hash::FxHashMap as HashMap;
 use tf_trace::{BlockTable, FunctionId};
 
@@ -87,7 +87,7 @@ impl FunctionTable {
                     let name = if module.is_empty() {
                         format!("{entry:#x}")
                     } else {
-                        format!("{module}+{:#x}", entry - base)
+                        in_module(&module, base, entry)
                     };
                     infos.push(FunctionInfo {
                         name,

@@ -103,7 +103,7 @@ impl<'a> Naming<'a> {
             .iter()
             .map(|(&addr, l)| LockResult {
                 address: format!("{addr:#x}"),
-                symbol: self.lines.symbol(addr),
+                symbol: self.lines.symbol_or_offset(addr),
                 location: lock_location(&self.stacks, self.segments, addr),
                 kind: lock_kind_name(l.kind),
                 acquisitions: l.acquisitions,

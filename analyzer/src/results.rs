@@ -156,7 +156,8 @@ pub struct WidthResult {
 pub struct LockResult {
     /// Its address, `0x…`.
     pub address: String,
-    /// The data symbol it lies in (`name` or `name+offset`), when known.
+    /// The data symbol it lies in (`name` or `name+offset`), when known;
+    /// in a module's image that no symbol covers, `module+offset`.
     pub symbol: Option<String>,
     /// Where it lies: `global` (in a module's image), `stack of thread N`
     /// (`stack of threads N, M` for a stack that a later thread reused) or

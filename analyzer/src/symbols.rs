@@ -54,6 +54,8 @@ struct ModuleDebug {
     base: u64,
     size: u64,
     path: Vec<u8>,
+    /// The file name, for [`in_module`] names.
+    name: String,
     /// The loader and the load bias (run-time address − file address);
     /// behind a lock so that report sinks on several threads can ask.
     loaded: OnceLock<Option<Mutex<(addr2line::Loader, u64)>>>,
@@ -164,6 +166,7 @@ impl SourceLines {
                 base: m.base,
                 size: m.size,
                 path: m.path.clone(),
+                name: m.file_name(),
                 loaded: OnceLock::new(),
             })
             .collect();
@@ -203,6 +206,15 @@ impl SourceLines {
         })
     }
 
+    /// [`symbol`](Self::symbol), else, in a module's image, its
+    /// [`in_module`] name: how data without a symbol is named.
+    pub fn symbol_or_offset(&self, addr: u64) -> Option<String> {
+        self.symbol(addr).or_else(|| {
+            let m = (self.modules.iter()).find(|m| addr.wrapping_sub(m.base) < m.size)?;
+            Some(in_module(&m.name, m.base, addr))
+        })
+    }
+
     /// The source line of the instruction at `addr`, if its module has
     /// line information and its file can still be read.
     pub fn line(&self, addr: u64) -> Option<SourceLine> {
@@ -214,6 +226,16 @@ impl SourceLines {
             })
         })
     }
+}
+
+/// The name of `addr` in module `module` mapped at `base`, where no symbol
+/// names it: `module+0xoffset`, as perf names code without symbols.
+///
+/// ```
+/// assert_eq!(tf_analyzer::symbols::in_module("pigz", 0x10_8000, 0x14_a3e0), "pigz+0x423e0");
+/// ```
+pub fn in_module(module: &str, base: u64, addr: u64) -> String {
+    format!("{module}+{:#x}", addr.wrapping_sub(base))
 }
 
 /// The largest module file whose symbols and lines are read (1 GiB).
