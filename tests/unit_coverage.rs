@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run_ok, tempdir, tf};
+use common::{analyze_json, run_ok, tempdir, tf, trace_ok, width, workload};
 use tf_trace::{BlockDef, EndKind, TraceWriter};
 
 /// main: a 2-instruction block that calls work (3 instructions, then it
@@ -81,4 +81,36 @@ fn the_report_says_what_the_units_cover() {
         ),
         "{index}"
     );
+}
+
+/// A stripped program has no `main` symbol: its first thread's unit starts
+/// at main all the same (found in the entry code, which hands it to
+/// `__libc_start_main`), not at the loader's entry, and covers what the
+/// unit of the program with its symbols covers.
+#[test]
+fn a_stripped_programs_first_unit_starts_at_main() {
+    let dir = tempdir();
+    let stripped = dir.path().join("loop");
+    run_ok(
+        std::process::Command::new("strip")
+            .arg("-o")
+            .arg(&stripped)
+            .arg(workload("loop")),
+    );
+    let covered = |program: &std::path::Path, name: &str| {
+        let t = dir.path().join(name);
+        trace_ok(&t, program, &["1000"]);
+        let r = analyze_json(&t, &["--warp", "8"]);
+        let traced = r["threads"][0]["traced_instructions"].as_u64().unwrap();
+        let units = width(&r, 8)["recorded_thread_instructions"]
+            .as_u64()
+            .unwrap();
+        (units, traced)
+    };
+    let (with_symbols, traced) = covered(&workload("loop"), "symbols");
+    let (stripped_units, stripped_traced) = covered(&stripped, "stripped");
+    // the loader's and libc's start-up run before main
+    assert!(with_symbols + 10_000 < traced, "{with_symbols} of {traced}");
+    assert!(stripped_units + 10_000 < stripped_traced);
+    assert_eq!(stripped_units, with_symbols);
 }

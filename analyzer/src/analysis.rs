@@ -144,7 +144,7 @@ pub fn analyze_observed<O: Observer>(
     let tids: Vec<u64> = trace.threads().iter().map(|t| t.tid).collect();
 
     // Pass 1: frames, graphs and units.
-    let units_rule = UnitsRule::new(&opts.unit, &symbols, !runtime.is_empty())?;
+    let units_rule = UnitsRule::new(&opts.unit, &symbols, trace.blocks(), !runtime.is_empty())?;
     let FirstPass {
         mut scans,
         cfgs,

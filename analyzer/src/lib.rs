@@ -21,6 +21,7 @@ pub mod loops;
 pub mod merge;
 mod naming;
 pub mod predicate;
+mod program_main;
 mod recut;
 pub mod replay;
 pub mod results;

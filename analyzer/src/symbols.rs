@@ -244,6 +244,16 @@ const MAX_MODULE_BYTES: u64 = 1 << 30;
 /// Opens a module's debug information; the bias maps run-time addresses to
 /// the file's: the module's lowest mapped address minus its lowest segment.
 fn load(path: &[u8], base: u64) -> Option<(addr2line::Loader, u64)> {
+    let (data, bias) = module_file(path, base)?;
+    drop(data);
+    let loader = addr2line::Loader::new(Path::new(std::str::from_utf8(path).ok()?)).ok()?;
+    Some((loader, bias))
+}
+
+/// The file of a module mapped at `base`, read whole, and its load bias
+/// (run-time address − file address): the module's lowest mapped address
+/// minus its lowest segment's.
+pub(crate) fn module_file(path: &[u8], base: u64) -> Option<(Vec<u8>, u64)> {
     use object::{Object, ObjectSegment};
     use std::io::Read;
     let path = Path::new(std::str::from_utf8(path).ok()?);
@@ -257,8 +267,7 @@ fn load(path: &[u8], base: u64) -> Option<(addr2line::Loader, u64)> {
     f.take(MAX_MODULE_BYTES).read_to_end(&mut data).ok()?;
     let file = object::File::parse(&*data).ok()?;
     let lowest = file.segments().map(|s| s.address()).min()? & !0xfff;
-    let loader = addr2line::Loader::new(path).ok()?;
-    Some((loader, base.wrapping_sub(lowest)))
+    Some((data, base.wrapping_sub(lowest)))
 }
 
 #[cfg(test)]

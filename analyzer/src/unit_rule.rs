@@ -8,6 +8,7 @@ use crate::units::{CallSet, Cutter};
 use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
+use tf_trace::BlockTable;
 
 /// What a unit is (`--unit`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,11 +83,12 @@ pub(crate) enum UnitsRule {
 }
 
 impl UnitsRule {
-    /// The rule for `spec`; `openmp_runtime`: the trace loads an OpenMP
-    /// runtime.
+    /// The rule for `spec` in a trace of the blocks of `table`;
+    /// `openmp_runtime`: the trace loads an OpenMP runtime.
     pub(crate) fn new(
         spec: &UnitSpec,
         symbols: &Symbols,
+        table: &BlockTable,
         openmp_runtime: bool,
     ) -> Result<UnitsRule, Error> {
         let entries = |name: &str| -> Result<Vec<u64>, Error> {
@@ -111,7 +113,10 @@ impl UnitsRule {
                     .into_iter()
                     .filter_map(|f| symbols.entry(f))
                     .collect();
-                let main = symbols.find("main").first().and_then(|&f| symbols.entry(f));
+                // A stripped program's main: from its entry code.
+                let main = (symbols.find("main").first())
+                    .and_then(|&f| symbols.entry(f))
+                    .or_else(|| crate::program_main::main_from_entry(table));
                 if !omp.is_empty() {
                     UnitsRule::OpenMp(omp)
                 } else if openmp_runtime {
