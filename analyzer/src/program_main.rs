@@ -6,6 +6,7 @@
 
 use crate::symbols::module_file;
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic, OpKind, Register};
+use object::Object;
 use tf_trace::{Block, BlockTable};
 
 /// `main`'s address, from the entry code of the module whose entry point
@@ -14,10 +15,7 @@ use tf_trace::{Block, BlockTable};
 pub fn main_from_entry(table: &BlockTable) -> Option<u64> {
     table.modules().iter().find_map(|m| {
         let (data, bias) = module_file(&m.path, m.base)?;
-        let entry = object::File::parse(&*data).ok().map(|f| {
-            use object::Object;
-            f.entry()
-        })?;
+        let entry = object::File::parse(&*data).ok()?.entry();
         let start = table.block(table.block_at(entry.wrapping_add(bias))?)?;
         first_argument_of_call(&start)
     })
