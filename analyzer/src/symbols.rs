@@ -180,10 +180,7 @@ impl SourceLines {
         addr: u64,
         f: impl FnOnce(&addr2line::Loader, u64) -> Option<T>,
     ) -> Option<T> {
-        let m = self
-            .modules
-            .iter()
-            .find(|m| addr.wrapping_sub(m.base) < m.size)?;
+        let m = self.module_at(addr)?;
         let loaded = m
             .loaded
             .get_or_init(|| load(&m.path, m.base).map(Mutex::new))
@@ -210,9 +207,14 @@ impl SourceLines {
     /// [`in_module`] name: how data without a symbol is named.
     pub fn symbol_or_offset(&self, addr: u64) -> Option<String> {
         self.symbol(addr).or_else(|| {
-            let m = (self.modules.iter()).find(|m| addr.wrapping_sub(m.base) < m.size)?;
+            let m = self.module_at(addr)?;
             Some(in_module(&m.name, m.base, addr))
         })
+    }
+
+    /// The module whose image holds `addr`.
+    fn module_at(&self, addr: u64) -> Option<&ModuleDebug> {
+        (self.modules.iter()).find(|m| addr.wrapping_sub(m.base) < m.size)
     }
 
     /// The source line of the instruction at `addr`, if its module has

@@ -301,8 +301,7 @@ impl Predictor {
     /// the previous present operand of this execution.
     #[inline(always)]
     pub(crate) fn predict(&self, b: BlockId, j: u32, prev: Option<u64>) -> Prediction {
-        let key = (b as u64) << 16 | j as u64;
-        let slot = hash(key, self.addr_bits);
+        let (key, slot) = self.addr_key(b, j);
         let e = &self.addr[slot];
         let hit = e.tag & !MODE_OFFSET == self.tag(key);
         let addr = if !hit {
@@ -330,6 +329,14 @@ impl Predictor {
         let a = p.addr.wrapping_add(delta);
         self.update(p, a, prev);
         a
+    }
+
+    /// The key of operand `j` of block `b` in the address table (§6.3), and
+    /// its slot.
+    #[inline(always)]
+    fn addr_key(&self, b: BlockId, j: u32) -> (u64, usize) {
+        let key = (b as u64) << 16 | j as u64;
+        (key, hash(key, self.addr_bits))
     }
 
     /// The tag of an address entry for `key` written in this chunk (without

@@ -53,12 +53,11 @@ impl Core<'_> {
             // Every execution of a run checks the run's operands so far
             // against the limit (§9): the last one skipped must pass.
             let (k, partial) = (n / per_round, (n % per_round) as usize);
-            let of = |b: &u32| u64::from(self.table.rec(*b).n_ops);
-            let operands =
-                k * round.operands + round.blocks()[..partial].iter().map(of).sum::<u64>();
-            let last_ops = n
-                .checked_sub(1)
-                .map_or(0, |i| of(&round.blocks()[(i % per_round) as usize]));
+            let operands = k * round.operands + round.first_operand(partial) as u64;
+            let last_ops = n.checked_sub(1).map_or(0, |i| {
+                let b = round.blocks()[(i % per_round) as usize];
+                u64::from(self.table.rec(b).n_ops)
+            });
             if n == 0
                 || run_ops + operands - last_ops >= limits::RUN_OPERANDS
                 || !self

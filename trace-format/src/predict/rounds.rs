@@ -166,8 +166,7 @@ impl Predictor {
         for &b in r.blocks() {
             let n_ops = table.rec(b).n_ops;
             for j in 0..n_ops {
-                let key = (b as u64) << 16 | j as u64;
-                let slot = hash(key, self.addr_bits);
+                let (key, slot) = self.addr_key(b, j);
                 let e = &self.addr[slot];
                 if e.tag & !MODE_OFFSET != self.tag(key) {
                     return false;
@@ -232,6 +231,6 @@ impl Predictor {
     /// The `last` address of operand `j` of block `b`'s entry (which must
     /// hold one).
     pub(crate) fn last_address(&self, b: BlockId, j: u32) -> u64 {
-        self.addr[hash((b as u64) << 16 | j as u64, self.addr_bits)].last
+        self.addr[self.addr_key(b, j).1].last
     }
 }
