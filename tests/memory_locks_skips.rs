@@ -128,6 +128,43 @@ fn tls_is_the_threads_own_stack_and_another_threads_stack_is_other() {
 }
 
 #[test]
+fn units_on_a_stack_of_the_programs_own_making_are_warned_of() {
+    // workloads/coroutine.c: 8 workers, each runs a coroutine on a stack
+    // from malloc, which tf cannot tell from the heap.
+    let dir = tempdir();
+    let t = dir.path().join("trace");
+    trace_ok(&t, &workload("coroutine"), &["8"]);
+    let warned = |r: &Value, what: &str| {
+        let warnings = r["warnings"].as_array().unwrap();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.as_str().unwrap().starts_with(what)),
+            "no warning {what:?} in {warnings:?}"
+        );
+    };
+    // Threads as units: the 8 workers made 2 calls each on the coroutine's
+    // stack (sum_local, swapcontext); main's unit never left its stack.
+    let r = analyze_json(&t, &["--warp", "8"]);
+    let off = &width(&r, 8)["off_stack"];
+    assert_eq!(
+        (&off["units"], &off["off_stack_calls"]),
+        (&8.into(), &16.into())
+    );
+    warned(&r, "8 of the 9 units ran on a stack outside their thread's");
+    // Each call of sum_local a unit: the 8 made by the coroutines start on
+    // their stacks, and make no call there.
+    let r = analyze_json(&t, &["--unit", "call:sum_local", "--warp", "8"]);
+    let off = &width(&r, 8)["off_stack"];
+    let counts = (&off["units"], &off["off_stack_calls"], &off["calls"]);
+    assert_eq!(counts, (&8.into(), &0.into(), &0.into()));
+    warned(
+        &r,
+        "8 of the 16 units ran on a stack outside their thread's",
+    );
+}
+
+#[test]
 fn a_global_mutex_serializes_and_per_item_mutexes_do_not() {
     let dir = tempdir();
     for mode in ["global", "per-item", "main-stack"] {

@@ -161,6 +161,10 @@ fn pigz_analysis_reports_every_function_at_three_widths() {
         );
         let eff = res["simt_efficiency"].as_f64().unwrap();
         assert!(eff > 0.0 && eff <= 1.0);
+        // Every call pushed its return address on its own thread's stack.
+        let off = &res["off_stack"];
+        assert!(off["calls"].as_u64().unwrap() > 1000, "W = {w}: {off}");
+        assert_eq!(off["units"], 0, "W = {w}: {off}");
         // yarn's locks come from malloc(); a global one is named, by its
         // symbol or, in the stripped program, as `pigz+0x…`, as its code is.
         let locks = res["locks"].as_array().unwrap();

@@ -20,6 +20,7 @@ pub mod lanes;
 pub mod loops;
 pub mod merge;
 mod naming;
+pub mod off_stack;
 pub mod predicate;
 mod program_main;
 mod recut;

@@ -57,14 +57,20 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     if let Some(i) = seen.iter().position(|&s| !s) {
         return Err(MergeError::Missing(i, count));
     }
+    // Each part warns of its own calls on another stack: the whole says it
+    // once, with the sums.
+    let off_stack = |r: &Report| r.results.first().and_then(|w| w.off_stack.warning(w.units));
     let mut parts = parts.into_iter();
     let mut all = parts.next().expect("one part at least");
+    let first_own = off_stack(&all);
+    all.warnings.retain(|w| Some(w) != first_own.as_ref());
     for p in parts {
+        let own = off_stack(&p);
         for (a, b) in all.results.iter_mut().zip(p.results) {
             add_width(a, b);
         }
         for w in p.warnings {
-            if !all.warnings.contains(&w) {
+            if !all.warnings.contains(&w) && Some(&w) != own.as_ref() {
                 all.warnings.push(w);
             }
         }
@@ -77,6 +83,7 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     for r in &mut all.results {
         derive_width(r);
     }
+    all.warnings.extend(off_stack(&all));
     all.shard = None;
     all.incomplete = crate::naming::incomplete(&all.results);
     Ok(all)
@@ -115,6 +122,7 @@ fn add_width(a: &mut WidthResult, b: WidthResult) {
     a.warp_instructions += b.warp_instructions;
     a.divergent_branches += b.divergent_branches;
     a.serialized_warp_instructions += b.serialized_warp_instructions;
+    a.off_stack.add(&b.off_stack);
     add_memory(&mut a.memory, &b.memory);
     for l in b.locks {
         match a.locks.iter_mut().find(|x| x.address == l.address) {

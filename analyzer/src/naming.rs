@@ -135,6 +135,7 @@ impl<'a> Naming<'a> {
                 .sum(),
             locks,
             functions,
+            off_stack: total.off_stack,
         }
     }
 
@@ -239,6 +240,7 @@ mod tests {
             serialized_warp_instructions: 0,
             locks: Vec::new(),
             functions: Vec::new(),
+            off_stack: Default::default(),
         }
     }
 

@@ -3,6 +3,7 @@
 //!
 //! Every figure is defined in `docs/ARCHITECTURE.md` §5; fractions are in [0, 1].
 
+use crate::off_stack::OffStack;
 use crate::scan::Skipped;
 use crate::stats::{Memory, Requests, Segment};
 use serde::{Deserialize, Serialize};
@@ -149,6 +150,10 @@ pub struct WidthResult {
     pub locks: Vec<LockResult>,
     /// Per function, by warp instructions (most first).
     pub functions: Vec<FunctionResult>,
+    /// Units that ran on a stack outside their thread's, and their calls
+    /// (zero in results written before tf counted them).
+    #[serde(default)]
+    pub off_stack: OffStack,
 }
 
 /// One lock, as the units used it.

@@ -40,6 +40,7 @@ fn report() -> Report {
         memory: Default::default(),
         skipped_instructions: 0,
         serialized_warp_instructions: 3,
+        off_stack: Default::default(),
         locks: vec![LockResult {
             address: "0x1000".into(),
             symbol: Some(format!("lock{EVIL}")),

@@ -1,6 +1,7 @@
 //! What the replay of one warp counts: instructions, memory, divergences,
 //! locks, and whether every lane finished.
 
+use crate::off_stack::OffStack;
 use crate::stats::{FunctionStats, Insns, Memory};
 use std::collections::HashMap;
 use tf_trace::LockKind;
@@ -56,6 +57,8 @@ pub struct WarpStats {
     pub spinning: u64,
     /// Per lock address.
     pub locks: HashMap<u64, LockStats>,
+    /// Lanes that ran on a stack outside their thread's, and their calls.
+    pub off_stack: OffStack,
 }
 
 impl WarpStats {
@@ -75,6 +78,7 @@ impl WarpStats {
         self.predicated_branches += o.predicated_branches;
         self.predicated_off += o.predicated_off;
         self.spinning += o.spinning;
+        self.off_stack.add(&o.off_stack);
         if self.functions.len() < o.functions.len() {
             self.functions
                 .resize(o.functions.len(), FunctionStats::default());

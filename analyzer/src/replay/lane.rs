@@ -10,6 +10,8 @@ use crate::blocks::CBlockId;
 use crate::frames::{Frame, FrameTracker};
 use crate::lane_source::LaneSource;
 use crate::lanes::{LaneEvent, LaneStep};
+use crate::off_stack::OffStack;
+use crate::scan::call_push;
 use crate::sink::LaneIssue;
 use tf_trace::{FunctionId, LockKind};
 
@@ -48,6 +50,8 @@ pub struct Lane<'t> {
     pub(super) regions: Vec<Membership>,
     /// Waiting at the join of this region.
     pub(super) parked: Option<u32>,
+    /// Whether it started on a stack outside its thread's, and its calls.
+    pub(super) off_stack: OffStack,
 }
 
 impl<'t> Lane<'t> {
@@ -77,6 +81,7 @@ impl<'t> Lane<'t> {
             held: Vec::new(),
             regions: Vec::new(),
             parked: None,
+            off_stack: OffStack::starting(stack, sp),
         })
     }
 
@@ -92,6 +97,14 @@ impl<'t> Lane<'t> {
     /// The stack pointer at the unit's start.
     pub fn sp(&self) -> u64 {
         self.sp
+    }
+
+    /// Counts the call its step made, by where it pushed its return
+    /// address. Out of line: most steps are not calls.
+    #[inline(never)]
+    fn count_call(&mut self) {
+        let push = call_push(self.source.accesses(&self.step));
+        self.off_stack.call(self.stack, push);
     }
 
     /// What this lane, lane `i` of its warp, ran in its step: a block of
@@ -122,6 +135,9 @@ impl Warp<'_, '_, '_> {
         let canon = self.cfg.canon;
         let lane = &mut self.lanes[i];
         let (prev, prev_end) = (lane.step.cblock, lane.step.end);
+        if prev_end.is_call() {
+            lane.count_call();
+        }
         if !lane.source.next_step(&mut lane.step, &mut lane.events)? {
             lane.done = true;
             return Ok(Next::Done);

@@ -67,6 +67,7 @@ pub use reconverge::Reconvergence;
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::functions::FunctionTable;
+use crate::off_stack::OffStack;
 use crate::segments::Segments;
 use crate::sink::{Fanout, IssueSink};
 
@@ -184,9 +185,14 @@ impl Replay<'_> {
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
         let unfinished = w.lanes.iter().filter(|l| !l.done).count() as u64;
+        let mut off_stack = OffStack::default();
+        for l in &w.lanes {
+            off_stack.add(&l.off_stack);
+        }
         let mut all = w.issuer.finish(self);
         for s in &mut all {
             s.unfinished_lanes = unfinished;
+            s.off_stack = off_stack;
         }
         Ok(all)
     }
