@@ -221,6 +221,32 @@ fn a_global_mutex_serializes_and_per_item_mutexes_do_not() {
 }
 
 #[test]
+fn an_openmp_lock_serializes_its_critical_section() {
+    // workloads/omp_lock_api.c: each iteration a unit; every lane of a warp
+    // takes `lock` around update_sum, which then runs one lane at a time.
+    let dir = tempdir();
+    let t = dir.path().join("trace");
+    trace_ok(&t, &workload("omp_lock_api"), &["64"]);
+    let r = analyze_json(&t, &["--warp", "4,8"]);
+    for w in [4u64, 8] {
+        let res = width(&r, w);
+        let eff = f64_of(&function(res, "update_sum")["simt_efficiency"]);
+        assert_eq!(eff, 1.0 / w as f64, "W = {w}");
+        let acquisitions: Vec<(&str, u64)> = (res["locks"].as_array().unwrap().iter())
+            .map(|l| {
+                (
+                    l["symbol"].as_str().unwrap(),
+                    l["acquisitions"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        for lock in [("lock", 64), ("nest", 128), ("tested", 64)] {
+            assert!(acquisitions.contains(&lock), "W = {w}: {acquisitions:?}");
+        }
+    }
+}
+
+#[test]
 fn excluded_functions_and_system_calls_are_skipped_not_traced() {
     let dir = tempdir();
     let full = dir.path().join("full");

@@ -121,12 +121,12 @@ fn print_locks(r: &WidthResult, top: usize) {
     println!();
     println!("W = {}: locks", r.warp_size);
     println!(
-        "{:>18} {:<14} {:>12} {:>11} {:>11} {:>12}  {:<18} symbol",
+        "{:>18} {:<18} {:>12} {:>11} {:>11} {:>12}  {:<18} symbol",
         "address", "kind", "acquisitions", "contentions", "ser. lanes", "ser. insns", "where"
     );
     for l in r.locks.iter().take(top) {
         println!(
-            "{:>18} {:<14} {:>12} {:>11} {:>11} {:>12}  {:<18} {}",
+            "{:>18} {:<18} {:>12} {:>11} {:>11} {:>12}  {:<18} {}",
             l.address,
             l.kind,
             l.acquisitions,

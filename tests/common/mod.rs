@@ -146,7 +146,8 @@ pub fn compile(flags: &[&str], sources: &[PathBuf], out: &Path, extra: &[String]
 }
 
 /// workloads/NAME.c built with clang at `opt` with -fopenmp (libomp), if
-/// clang and libomp are installed.
+/// clang and libomp are installed; with libatomic, which clang calls for an
+/// atomic update of a long double.
 pub fn build_with_clang(name: &str, opt: &str) -> Option<std::path::PathBuf> {
     let out = root()
         .join("workloads/build/clang")
@@ -158,6 +159,7 @@ pub fn build_with_clang(name: &str, opt: &str) -> Option<std::path::PathBuf> {
         .args([opt, "-g", "-fopenmp", "-o"])
         .arg(&bin)
         .arg(&src)
+        .arg("-latomic")
         .status()
         .ok()?
         .success();

@@ -213,12 +213,9 @@ fn openmp_critical_and_atomic_are_locks() {
     let n = 64;
     let dir = tempdir();
     trace_ok(dir.path(), &workload("omp_locks"), &[&n.to_string()]);
-    let trace = Trace::open(dir.path()).unwrap();
     let mut counts: HashMap<(bool, LockKind), usize> = HashMap::new();
-    for (_, evs) in lock_events(&trace).values() {
-        for &(acq, kind, _) in evs {
-            *counts.entry((acq, kind)).or_default() += 1;
-        }
+    for ((acq, kind, _), k) in lock_counts(&Trace::open(dir.path()).unwrap()) {
+        *counts.entry((acq, kind)).or_default() += k;
     }
     for kind in [
         LockKind::OmpCritical,
@@ -228,6 +225,68 @@ fn openmp_critical_and_atomic_are_locks() {
         assert_eq!(counts.get(&(true, kind)), Some(&n), "{kind:?}: {counts:?}");
         assert_eq!(counts.get(&(false, kind)), Some(&n), "{kind:?}: {counts:?}");
     }
+}
+
+#[test]
+fn the_openmp_lock_api_takes_mutexes() {
+    lock_api_takes_mutexes(&workload("omp_lock_api"));
+}
+
+/// workloads/omp_lock_api.c built as `program`: per iteration, `lock`
+/// once, `nest` twice (nested), `tested` once however many tests failed.
+fn lock_api_takes_mutexes(program: &Path) {
+    let n = 64;
+    let dir = tempdir();
+    let out = trace_ok(dir.path(), program, &[&n.to_string()]);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let addr = |name: &str| {
+        let v = stdout.split(&format!("{name}=0x")).nth(1).unwrap();
+        let v = v.split_whitespace().next().unwrap();
+        u64::from_str_radix(v, 16).unwrap()
+    };
+    let counts = lock_counts(&Trace::open(dir.path()).unwrap());
+    for (name, times) in [("lock", n), ("nest", 2 * n), ("tested", n)] {
+        for acquire in [true, false] {
+            let key = (acquire, LockKind::Mutex, addr(name));
+            assert_eq!(counts.get(&key), Some(&times), "{name}: {counts:?}");
+        }
+    }
+}
+
+/// Lock events of all threads, counted by (acquire, kind, lock).
+fn lock_counts(trace: &Trace) -> HashMap<LockEvent, usize> {
+    let mut counts = HashMap::new();
+    for (_, evs) in lock_events(trace).values() {
+        for &e in evs {
+            *counts.entry(e).or_default() += 1;
+        }
+    }
+    counts
+}
+
+#[test]
+fn llvms_critical_sections_and_lock_api_are_locks() {
+    let n = 64;
+    let (Some(critical), Some(api)) = (
+        build_with_clang("omp_locks", "-O1"),
+        build_with_clang("omp_lock_api", "-O1"),
+    ) else {
+        eprintln!(
+            "skipped: clang with libomp is not installed (apt-get install -y clang libomp-dev)"
+        );
+        return;
+    };
+    lock_api_takes_mutexes(&api);
+    // Under libomp every critical section, the unnamed one too, has a lock
+    // variable of its own: two locks, each taken once per iteration.
+    let dir = tempdir();
+    trace_ok(dir.path(), &critical, &[&n.to_string()]);
+    let counts = lock_counts(&Trace::open(dir.path()).unwrap());
+    let critical: Vec<(&LockEvent, &usize)> = (counts.iter())
+        .filter(|((_, kind, _), _)| *kind == LockKind::OmpCriticalNamed)
+        .collect();
+    assert_eq!(critical.len(), 4, "{counts:?}");
+    assert!(critical.iter().all(|(_, &k)| k == n), "{counts:?}");
 }
 
 #[test]

@@ -24,6 +24,10 @@ enum tf_role {
  * function, the stack pointer at its entry (its region_entry event). */
 enum tf_arg { TF_ARG_NONE = 0, TF_ARG_RDI, TF_ARG_RSI, TF_ARG_RDX, TF_ARG_FIXED, TF_ARG_RSP };
 
+/* When an acquire function has taken its lock, by its return value: trylocks
+ * return 0 when they took it, omp_test_lock and omp_test_nest_lock nonzero. */
+enum tf_taken { TF_TAKEN_ALWAYS = 0, TF_TAKEN_IF_ZERO = 1, TF_TAKEN_IF_NONZERO = 2 };
+
 /* Address-less locks: the entry of the runtime function that takes them. */
 enum { TF_FIXED_OMP_CRITICAL = 0, TF_FIXED_OMP_ATOMIC = 1, TF_N_FIXED = 2 };
 
@@ -31,7 +35,7 @@ typedef struct tf_function_role {
     uint8_t role;      /* enum tf_role */
     uint8_t lock_kind; /* enum tf_lock_kind */
     uint8_t arg;       /* enum tf_arg */
-    uint8_t check_ret; /* the lock is taken only if the function returns 0 */
+    uint8_t taken;     /* enum tf_taken: when the lock is taken */
     uint8_t fixed;     /* TF_ARG_FIXED: which address-less lock */
 } tf_function_role;
 
@@ -40,45 +44,58 @@ typedef struct tf_runtime_fn {
     tf_function_role role;
 } tf_runtime_fn;
 
-#define TF__ACQ(kind, arg, chk) {TF_ROLE_ACQUIRE, kind, arg, chk, 0}
+#define TF__ACQ(kind, arg, taken) {TF_ROLE_ACQUIRE, kind, arg, taken, 0}
 #define TF__REL(kind, arg) {TF_ROLE_RELEASE, kind, arg, 0, 0}
 #define TF__WAIT {TF_ROLE_WAIT, 0, TF_ARG_NONE, 0, 0}
 
 /* Names without leading underscores or a symbol version: glibc >= 2.34 has
  * these in libc.so.6, often reported under a `__`-prefixed alias. */
 static const tf_runtime_fn tf_runtime_fns[] = {
-    {"pthread_mutex_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, 1)},
-    {"pthread_mutex_trylock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, 1)},
-    {"pthread_mutex_timedlock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, 1)},
-    {"pthread_mutex_clocklock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, 1)},
+    {"pthread_mutex_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_mutex_trylock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_mutex_timedlock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_mutex_clocklock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
     {"pthread_mutex_unlock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
-    {"pthread_spin_lock", TF__ACQ(TF_LOCK_SPIN, TF_ARG_RDI, 1)},
-    {"pthread_spin_trylock", TF__ACQ(TF_LOCK_SPIN, TF_ARG_RDI, 1)},
+    {"pthread_spin_lock", TF__ACQ(TF_LOCK_SPIN, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_spin_trylock", TF__ACQ(TF_LOCK_SPIN, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
     {"pthread_spin_unlock", TF__REL(TF_LOCK_SPIN, TF_ARG_RDI)},
     /* glibc's pthread_spin_unlock is the same function as pthread_spin_init
      * (both store 0), and the debug info names it after the latter */
     {"pthread_spin_init", TF__REL(TF_LOCK_SPIN, TF_ARG_RDI)},
-    {"pthread_rwlock_rdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, 1)},
-    {"pthread_rwlock_tryrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, 1)},
-    {"pthread_rwlock_timedrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, 1)},
-    {"pthread_rwlock_clockrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, 1)},
-    {"pthread_rwlock_wrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, 1)},
-    {"pthread_rwlock_trywrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, 1)},
-    {"pthread_rwlock_timedwrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, 1)},
-    {"pthread_rwlock_clockwrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, 1)},
+    {"pthread_rwlock_rdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_rwlock_tryrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_rwlock_timedrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_rwlock_clockrdlock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_rwlock_wrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_rwlock_trywrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_rwlock_timedwrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"pthread_rwlock_clockwrlock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
     /* the kind (read or write) is the one the thread acquired */
     {"pthread_rwlock_unlock", TF__REL(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI)},
-    {"sem_wait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, 1)},
-    {"sem_trywait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, 1)},
-    {"sem_timedwait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, 1)},
-    {"sem_clockwait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, 1)},
+    {"sem_wait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"sem_trywait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"sem_timedwait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
+    {"sem_clockwait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
     {"sem_post", TF__REL(TF_LOCK_SEMAPHORE, TF_ARG_RDI)},
     {"GOMP_critical_start",
      {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_CRITICAL}},
     {"GOMP_critical_end",
      {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_CRITICAL}},
-    {"GOMP_critical_name_start", TF__ACQ(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDI, 0)},
+    {"GOMP_critical_name_start", TF__ACQ(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDI, TF_TAKEN_ALWAYS)},
     {"GOMP_critical_name_end", TF__REL(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDI)},
+    /* LLVM's libomp: every critical section, the unnamed one too, has a lock
+     * variable of its own (the third argument) */
+    {"kmpc_critical", TF__ACQ(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDX, TF_TAKEN_ALWAYS)},
+    {"kmpc_critical_with_hint", TF__ACQ(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDX, TF_TAKEN_ALWAYS)},
+    {"kmpc_end_critical", TF__REL(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDX)},
+    /* the OpenMP lock API (libgomp and libomp alike): mutexes, nestable or
+     * not, which neither runtime builds on pthread mutexes */
+    {"omp_set_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_ALWAYS)},
+    {"omp_set_nest_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_ALWAYS)},
+    {"omp_test_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_NONZERO)},
+    {"omp_test_nest_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_NONZERO)},
+    {"omp_unset_lock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
+    {"omp_unset_nest_lock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
     {"GOMP_atomic_start",
      {TF_ROLE_ACQUIRE, TF_LOCK_OMP_ATOMIC, TF_ARG_FIXED, 0, TF_FIXED_OMP_ATOMIC}},
     {"GOMP_atomic_end",
@@ -165,7 +182,7 @@ static inline const tf_runtime_fn *tf_runtime_lookup(const char *name)
     size_t i;
     if (tf_is_loop_schedule(name))
         return &schedule;
-    if (name[0] != '_' && name[0] != 'p' && name[0] != 's' && name[0] != 'G')
+    if (name[0] != '_' && name[0] != 'p' && name[0] != 's' && name[0] != 'G' && name[0] != 'o')
         return 0;
     for (i = 0; i < TF_N_RUNTIME_FNS; i++)
         if (tf_runtime_name_is(name, tf_runtime_fns[i].name))

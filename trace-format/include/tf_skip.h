@@ -37,7 +37,7 @@ typedef struct tf_skip_frame {
     uint8_t mode;      /* TF_MODE_TRACE or a skip reason */
     uint8_t pop;       /* enum tf_pop */
     uint8_t acquire;   /* lock kind taken when the frame pops, or TF_NO_LOCK */
-    uint8_t check_ret; /* ... only if the function returned 0 */
+    uint8_t taken;     /* enum tf_taken: ... when the function returns */
     int32_t depth;     /* calls made inside the frame's function */
     uint64_t count;    /* instructions skipped in this frame, not yet emitted */
     uint64_t lock;
@@ -71,7 +71,7 @@ static inline void tf__skip_push(tf_skipper *s, uint8_t mode, uint8_t pop)
     f->mode = mode;
     f->pop = pop;
     f->acquire = TF_NO_LOCK;
-    f->check_ret = 0;
+    f->taken = TF_TAKEN_ALWAYS;
     f->depth = 0;
     f->count = 0;
     f->lock = 0;
@@ -137,7 +137,11 @@ static inline void tf__skip_pop(tf_skipper *s, int have_rax, uint64_t rax)
 {
     tf_skip_frame *f = tf__skip_top(s);
     tf__skip_emit(s, f);
-    if (f->acquire != TF_NO_LOCK && (!f->check_ret || (have_rax && (uint32_t)rax == 0))) {
+    int zero = have_rax && (uint32_t)rax == 0, nonzero = have_rax && (uint32_t)rax != 0;
+    int took = f->taken == TF_TAKEN_IF_ZERO      ? zero
+               : f->taken == TF_TAKEN_IF_NONZERO ? nonzero
+                                                 : 1;
+    if (f->acquire != TF_NO_LOCK && took) {
         tf_enc_lock_acquire(s->enc, f->acquire, f->lock);
         if (f->acquire == TF_LOCK_RWLOCK_READ || f->acquire == TF_LOCK_RWLOCK_WRITE)
             tf__skip_note_rwlock(s, f->lock, f->acquire);
@@ -177,7 +181,7 @@ static inline void tf__skip_enter_fn(tf_skipper *s, const tf_function_role *r, u
     }
     f = tf__skip_top(s);
     f->acquire = r->lock_kind;
-    f->check_ret = r->check_ret;
+    f->taken = r->taken;
     f->lock = lock;
 }
 
