@@ -247,6 +247,48 @@ fn an_openmp_lock_serializes_its_critical_section() {
 }
 
 #[test]
+fn an_ordered_region_is_a_lock_and_the_runtimes_waits_are_skipped() {
+    // workloads/omp_ordered.c, built with GCC (libgomp) and, where it is
+    // installed, with clang (libomp).
+    let mut programs = vec![workload("omp_ordered")];
+    programs.extend(build_with_clang("omp_ordered", "-O1"));
+    for program in programs {
+        let dir = tempdir();
+        let t = dir.path().join("trace");
+        trace_ok(&t, &program, &["64"]);
+        let r = analyze_json(&t, &["--warp", "4,8"]);
+        // The end of the loop waits for the team: skipped as a wait.
+        assert!(
+            r["skipped"]["sync_wait"].as_u64().unwrap() > 0,
+            "{program:?}"
+        );
+        for w in [4u64, 8] {
+            let res = width(&r, w);
+            let at = format!("{program:?} W = {w}");
+            assert_eq!(res["units"], 64, "{at}: each iteration a unit");
+            let eff = |f: &str| f64_of(&function(res, f)["simt_efficiency"]);
+            assert_eq!(eff("work"), 1.0, "{at}");
+            assert_eq!(eff("append"), 1.0 / w as f64, "{at}");
+            let locks = res["locks"].as_array().unwrap();
+            assert_eq!(locks.len(), 1, "{at}: {locks:?}");
+            assert_eq!(locks[0]["kind"], "omp-critical", "{at}");
+            assert_eq!(locks[0]["acquisitions"], 64, "{at}");
+            let symbol = locks[0]["symbol"].as_str().unwrap();
+            assert!(
+                symbol.ends_with("ordered_start") || symbol == "__kmpc_ordered",
+                "{at}"
+            );
+            // No instruction of the runtime (its waits) is in the units.
+            let functions = res["functions"].as_array().unwrap();
+            let runtime: Vec<&Value> = (functions.iter())
+                .filter(|f| f["module"].as_str().unwrap().starts_with("lib"))
+                .collect();
+            assert!(runtime.is_empty(), "{at}: {runtime:?}");
+        }
+    }
+}
+
+#[test]
 fn excluded_functions_and_system_calls_are_skipped_not_traced() {
     let dir = tempdir();
     let full = dir.path().join("full");

@@ -255,6 +255,15 @@ GOMP_NEXT(nonmonotonic_guided, long)
 GOMP_NEXT(runtime, long)
 GOMP_NEXT(nonmonotonic_runtime, long)
 GOMP_NEXT(maybe_nonmonotonic_runtime, long)
+/* ordered loops hand out iterations as the others do */
+GOMP_START(ordered_static)
+GOMP_START(ordered_dynamic)
+GOMP_START(ordered_guided)
+GOMP_RUNTIME_START(ordered_runtime)
+GOMP_NEXT(ordered_static, long)
+GOMP_NEXT(ordered_dynamic, long)
+GOMP_NEXT(ordered_guided, long)
+GOMP_NEXT(ordered_runtime, long)
 GOMP_PARALLEL(static)
 GOMP_PARALLEL(dynamic)
 GOMP_PARALLEL(guided)
@@ -279,25 +288,37 @@ GOMP_NEXT(ull_nonmonotonic_guided, ull)
 GOMP_NEXT(ull_runtime, ull)
 GOMP_NEXT(ull_nonmonotonic_runtime, ull)
 GOMP_NEXT(ull_maybe_nonmonotonic_runtime, ull)
+GOMP_ULL_START(ordered_static)
+GOMP_ULL_START(ordered_dynamic)
+GOMP_ULL_START(ordered_guided)
+GOMP_ULL_RUNTIME_START(ordered_runtime)
+GOMP_NEXT(ull_ordered_static, ull)
+GOMP_NEXT(ull_ordered_dynamic, ull)
+GOMP_NEXT(ull_ordered_guided, ull)
+GOMP_NEXT(ull_ordered_runtime, ull)
 
-/* bool GOMP_loop_start(start, end, incr, sched, chunk, *istart, *iend,
- * reductions, mem): the entry GCC uses for loops with task reductions or
+/* bool GOMP_loop_X(start, end, incr, sched, chunk, *istart, *iend,
+ * reductions, mem): the entries GCC uses for loops (GOMP_loop_start, and
+ * GOMP_loop_ordered_start for ordered ones) with task reductions or
  * allocated private memory; istart is NULL when the loop is not taken here. */
-bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, long *hi, W *red,
-                           void **mem);
-bool GOMP(GOMP_loop_start)(long s, long e, long i, long sc, long c, long *lo, long *hi, W *red,
-                           void **mem)
-{
-   OrigFn fn;
-   W r;
-   VALGRIND_GET_ORIG_FN(fn);
-   if (lo)
-      begin(s, e, i);
-   CALL_FN_W_9W(r, fn, s, e, i, sc, c, lo, hi, red, mem);
-   if (lo)
-      chunk(ret_bool(r), *lo, *hi);
-   return ret_bool(r);
-}
+#define GOMP_GENERIC_START(X)                                                                 \
+   bool GOMP(GOMP_loop_##X)(long s, long e, long i, long sc, long c, long *lo, long *hi, W *red, \
+                            void **mem);                                                     \
+   bool GOMP(GOMP_loop_##X)(long s, long e, long i, long sc, long c, long *lo, long *hi, W *red, \
+                            void **mem)                                                      \
+   {                                                                                         \
+      OrigFn fn;                                                                             \
+      W r;                                                                                   \
+      VALGRIND_GET_ORIG_FN(fn);                                                              \
+      if (lo)                                                                                \
+         begin(s, e, i);                                                                     \
+      CALL_FN_W_9W(r, fn, s, e, i, sc, c, lo, hi, red, mem);                                 \
+      if (lo)                                                                                \
+         chunk(ret_bool(r), *lo, *hi);                                                       \
+      return ret_bool(r);                                                                    \
+   }
+GOMP_GENERIC_START(start)
+GOMP_GENERIC_START(ordered_start)
 
 /* ---- libomp. Bounds are inclusive; types of 4 and 8 bytes, signed and not. */
 #define KMP_SIGNED(T) ((T)-1 < (T)0)

@@ -29,7 +29,7 @@ enum tf_arg { TF_ARG_NONE = 0, TF_ARG_RDI, TF_ARG_RSI, TF_ARG_RDX, TF_ARG_FIXED,
 enum tf_taken { TF_TAKEN_ALWAYS = 0, TF_TAKEN_IF_ZERO = 1, TF_TAKEN_IF_NONZERO = 2 };
 
 /* Address-less locks: the entry of the runtime function that takes them. */
-enum { TF_FIXED_OMP_CRITICAL = 0, TF_FIXED_OMP_ATOMIC = 1, TF_N_FIXED = 2 };
+enum { TF_FIXED_OMP_CRITICAL = 0, TF_FIXED_OMP_ATOMIC = 1, TF_FIXED_OMP_ORDERED = 2, TF_N_FIXED = 3 };
 
 typedef struct tf_function_role {
     uint8_t role;      /* enum tf_role */
@@ -96,6 +96,15 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"omp_test_nest_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_NONZERO)},
     {"omp_unset_lock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
     {"omp_unset_nest_lock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
+    /* ordered regions run one iteration at a time, in order: a lock without
+     * an address of its own, which the thread waits for inside the runtime */
+    {"GOMP_ordered_start",
+     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
+    {"GOMP_ordered_end",
+     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
+    {"kmpc_ordered", {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
+    {"kmpc_end_ordered",
+     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
     {"GOMP_atomic_start",
      {TF_ROLE_ACQUIRE, TF_LOCK_OMP_ATOMIC, TF_ARG_FIXED, 0, TF_FIXED_OMP_ATOMIC}},
     {"GOMP_atomic_end",
@@ -109,8 +118,19 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"pthread_join", TF__WAIT},
     {"pthread_timedjoin_np", TF__WAIT},
     {"pthread_clockjoin_np", TF__WAIT},
+    /* barriers, and the ends of worksharing constructs and task waits, which
+     * wait for the team or the tasks */
     {"GOMP_barrier", TF__WAIT},
     {"GOMP_barrier_cancel", TF__WAIT},
+    {"GOMP_loop_end", TF__WAIT},
+    {"GOMP_loop_end_cancel", TF__WAIT},
+    {"GOMP_sections_end", TF__WAIT},
+    {"GOMP_sections_end_cancel", TF__WAIT},
+    {"GOMP_taskwait", TF__WAIT},
+    {"GOMP_taskgroup_end", TF__WAIT},
+    {"kmpc_barrier", TF__WAIT},
+    {"kmpc_omp_taskwait", TF__WAIT},
+    {"kmpc_end_taskgroup", TF__WAIT},
     {"pthread_create", {TF_ROLE_CREATE, 0, TF_ARG_RDX, 0, 0}},
 };
 #define TF_N_RUNTIME_FNS (sizeof tf_runtime_fns / sizeof tf_runtime_fns[0])
@@ -156,7 +176,8 @@ static inline int tf__name_shape(const char *name, const char *prefix, const cha
 
 /* The OpenMP runtime functions that hand a thread the iterations of a
  * worksharing loop (libgomp's GOMP_loop_*_start / _next, libomp's
- * __kmpc_dispatch_* and __kmpc_for_static_*), and those from whose answers
+ * __kmpc_dispatch_* and __kmpc_for_static_*; __kmpc_dispatch_fini_* ends an
+ * ordered loop's chunk), and those from whose answers
  * inline static schedules compute them (omp_get_num_threads,
  * omp_get_thread_num). Not GOMP_parallel_loop_*: the team, the caller
  * included, runs inside it. */
@@ -165,6 +186,7 @@ static inline int tf_is_loop_schedule(const char *name)
     static const char *const shapes[][2] = {
         {"GOMP_loop_", "_start"},        {"GOMP_loop_", "_next"},
         {"kmpc_dispatch_init_", ""},     {"kmpc_dispatch_next_", ""},
+        {"kmpc_dispatch_fini_", ""},
         {"kmpc_for_static_init_", ""},   {"kmpc_for_static_fini", ""},
         {"omp_get_num_threads", ""},     {"omp_get_thread_num", ""},
     };
