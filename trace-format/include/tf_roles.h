@@ -118,19 +118,11 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"pthread_join", TF__WAIT},
     {"pthread_timedjoin_np", TF__WAIT},
     {"pthread_clockjoin_np", TF__WAIT},
-    /* barriers, and the ends of worksharing constructs and task waits, which
-     * wait for the team or the tasks */
+    /* Not the ends of worksharing loops, task waits or libomp's barrier:
+     * a thread waiting there runs the team's pending tasks, whose work a
+     * skip would drop (so does one waiting in GOMP_barrier) */
     {"GOMP_barrier", TF__WAIT},
     {"GOMP_barrier_cancel", TF__WAIT},
-    {"GOMP_loop_end", TF__WAIT},
-    {"GOMP_loop_end_cancel", TF__WAIT},
-    {"GOMP_sections_end", TF__WAIT},
-    {"GOMP_sections_end_cancel", TF__WAIT},
-    {"GOMP_taskwait", TF__WAIT},
-    {"GOMP_taskgroup_end", TF__WAIT},
-    {"kmpc_barrier", TF__WAIT},
-    {"kmpc_omp_taskwait", TF__WAIT},
-    {"kmpc_end_taskgroup", TF__WAIT},
     {"pthread_create", {TF_ROLE_CREATE, 0, TF_ARG_RDX, 0, 0}},
 };
 #define TF_N_RUNTIME_FNS (sizeof tf_runtime_fns / sizeof tf_runtime_fns[0])
