@@ -49,16 +49,19 @@ printf '  trace bytes / insn     %8.3f   (%s bytes, %s traced instructions; targ
 
 # Where the time goes (TF_TRACER_ARGS passes options to the Valgrind tool):
 # the instrumented program handing its raw records over, then the encoder
-# threads walking them through the skip rules, then encoding and writing.
+# threads walking them through the skip rules, then encoding, then writing.
 stage() { TF_TRACER_ARGS="$1" median "$tf" trace -o "$tmp/trace" -- pigz -p 4 -c "$tmp/input"; }
 m=$(stage --tf-bench=1)
 read -r dropped dropped_cpu <<< "$m"
 m=$(stage --tf-bench=2)
 read -r walked walked_cpu <<< "$m"
+m=$(stage --tf-bench=3)
+read -r encoded encoded_cpu <<< "$m"
 echo "  where the time goes:"
 printf '    instrumented run, raw records dropped   %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$dropped" "$(div "$dropped" "$none")" "$dropped_cpu"
 printf '    + encoder threads walk the records      %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$walked" "$(div "$walked" "$none")" "$walked_cpu"
-printf '    + encoding and writing the trace        %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$traced" "$(div "$traced" "$none")" "$traced_cpu"
+printf '    + encoding the trace (no thread file)   %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$encoded" "$(div "$encoded" "$none")" "$encoded_cpu"
+printf '    + writing the thread files              %8.2f s  (%.2f x none)   %6.2f s CPU\n' "$traced" "$(div "$traced" "$none")" "$traced_cpu"
 printf '  cores busy under tf trace                %6.2f of %s\n' "$(div "$traced_cpu" "$traced")" "$(nproc)"
 
 # With perf (cpu-clock samples, which need no hardware counters): one more

@@ -70,8 +70,9 @@ static void print_usage(void)
 
 static void print_debug_usage(void)
 {
-   VG_(printf)("    --tf-bench=0|1|2      measure where time goes: 1 drops the raw records,\n"
-               "                          2 runs the state machine but not the encoder [0]\n"
+   VG_(printf)("    --tf-bench=0|1|2|3    measure where time goes: 1 drops the raw records,\n"
+               "                          2 runs the state machine but not the encoder,\n"
+               "                          3 encodes but writes no thread file [0]\n"
                "    --tf-worksharing=no   record no loop_chunk or static_loop events, as the Pin\n"
                "                          tool (manifest key worksharing false) [yes]\n");
 }
