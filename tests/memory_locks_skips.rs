@@ -285,21 +285,23 @@ fn an_ordered_region_is_a_lock_and_the_runtimes_wait_is_skipped() {
 
 #[test]
 fn tasks_that_run_inside_the_runtimes_waits_are_work() {
-    // workloads/omp_tasks.c: N tasks of the same length, some of which run
-    // inside the task wait of the thread that made them.
+    // workloads/omp_tasks.c: N tasks of the same length, many of which run
+    // inside a wait: the task wait of the thread that made them, or the
+    // barrier (GOMP_barrier, a wait the tracer skips) where the team waits.
     let dir = tempdir();
-    let insns_of_work = |n: &str| {
-        let t = dir.path().join(format!("trace-{n}"));
-        trace_ok(&t, &workload("omp_tasks"), &[n]);
-        let r = analyze_json(&t, &["--warp", "4"]);
-        assert_eq!(r["skipped"]["sync_wait"], 0, "N = {n}");
-        function(width(&r, 4), "work")["thread_instructions"]
-            .as_u64()
-            .unwrap()
-    };
-    let one = insns_of_work("1");
-    assert!(one > 1000, "{one}");
-    assert_eq!(insns_of_work("64"), 64 * one);
+    for wait in ["taskwait", "barrier"] {
+        let insns_of_work = |n: &str| {
+            let t = dir.path().join(format!("trace-{wait}-{n}"));
+            trace_ok(&t, &workload("omp_tasks"), &[n, wait]);
+            let r = analyze_json(&t, &["--warp", "4"]);
+            function(width(&r, 4), "work")["thread_instructions"]
+                .as_u64()
+                .unwrap()
+        };
+        let one = insns_of_work("1");
+        assert!(one > 1000, "{wait}: {one}");
+        assert_eq!(insns_of_work("64"), 64 * one, "{wait}");
+    }
 }
 
 #[test]

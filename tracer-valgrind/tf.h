@@ -100,6 +100,7 @@ typedef struct {
    UShort arg_slot;     /* slot of the role's register at entry, or TF_NO_SLOT */
    UShort rax_slot;     /* slot of RAX at the end (returns), or TF_NO_SLOT */
    FnRole role;         /* set when the block starts at a function's entry */
+   Bool in_omp_runtime; /* in libgomp, libomp or libiomp5 (tf_skip_callback) */
    UInt fn_id;
    UInt next_same_addr; /* the next id at the same address, or TF_NO_BLOCK */
    UChar *ident;        /* code bytes, instruction lengths, then per operand
@@ -144,6 +145,8 @@ void tf_blocks_flush(void);
 /* tf_modules.c: the module id of the object that holds `a`, defining it in
  * the block-table stream `table` if new; 0 if none. */
 UInt tf_module_of(tf_stream *table, DiEpoch ep, Addr a);
+/* Whether module `id` is an OpenMP runtime (libgomp, libomp, libiomp5). */
+Bool tf_module_is_omp_runtime(UInt id);
 /* The modules seen so far, as the manifest's `modules` array. */
 void tf_modules_manifest(tf_mp *mp);
 
@@ -197,6 +200,10 @@ static inline ULong tf_raw_marker(UInt kind, ULong payload)
    return TF_RAW_MARKER | ((ULong)kind << 56) | (payload & ((1ull << 56) - 1));
 }
 
+/* The most memory operands of a runtime block whose indirect call can be
+ * recorded as a callback (tf_skip_callback); a call block has a few. */
+#define TF_CALLBACK_MAX_OPS 16
+
 typedef struct Thread {
    /* set by the Valgrind thread before the encoder thread sees the thread */
    UInt tid, parent;
@@ -219,6 +226,12 @@ typedef struct Thread {
    /* encoder thread only (the Valgrind thread reads them after tf_raw_drain) */
    Addr stack_lo, stack_hi, start_routine;
    Bool file_created;
+   /* The OpenMP runtime's last block while the thread waited, if it ended in
+    * an indirect call (tf_skip_callback): recorded when the callee is the
+    * program's. */
+   Bool call_pending;
+   UInt call_id, call_insns, call_ops;
+   ULong call_addrs[TF_CALLBACK_MAX_OPS];
    volatile Bool ended;     /* the stream is complete: mem may be freed */
    tf_skipper skip;         /* traced/skipped counts, frames, rwlocks held */
    tf_encoder enc;

@@ -244,8 +244,8 @@ UInt tf_block_get(const BlockShape *s)
    b->fn_id = function_of(s->addr, &role);
    /* Code without a symbol (a stripped program) still names its module, so
     * that the analyzer can call it module+offset. */
-   if (b->fn_id == 0)
-      (void)tf_module_of(&table, VG_(current_DiEpoch)(), s->addr);
+   b->in_omp_runtime =
+      tf_module_is_omp_runtime(tf_module_of(&table, VG_(current_DiEpoch)(), s->addr));
    /* a role applies only where the function is entered */
    if (b->fn_id == 0 || fns[b->fn_id - 1].entry != s->addr)
       role.role = ROLE_NONE;

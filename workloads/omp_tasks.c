@@ -1,7 +1,9 @@
-/* omp_tasks N: one thread of an OpenMP team of 4 creates N tasks, each
- * computing work(i), the same fixed-length loop for every i, and waits for
- * them (taskwait); the team's threads run them, some of them inside that
- * wait. Prints the sum of the results.
+/* omp_tasks N [taskwait|barrier]: one thread of an OpenMP team of 4
+ * creates N tasks, each computing work(i), the same fixed-length loop for
+ * every i, and either waits for them (taskwait, the default) or goes on to
+ * the barrier at the end of its `single`, where the team waits for them
+ * (barrier: GOMP_barrier). The team's threads run the tasks, many of them
+ * inside that wait. Prints the sum of the results.
  *
  * Hand-derived, for the tf figures: work's thread instructions are N times
  * those of one task, wherever the tasks ran: a task run inside the runtime's
@@ -9,6 +11,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define WORK 1000
 static long out[4096];
@@ -27,17 +30,26 @@ int main(int argc, char **argv)
     long sum = 0;
     if (n < 1 || n > 4096)
         return 2;
+    int taskwait = argc < 3 || strcmp(argv[2], "barrier") != 0;
+    long threads = 0;
 #pragma omp parallel num_threads(4)
-#pragma omp single
     {
-        for (long i = 0; i < n; i++) {
+#pragma omp single
+        {
+            for (long i = 0; i < n; i++) {
 #pragma omp task firstprivate(i)
-            out[i] = work(i);
-        }
+                out[i] = work(i);
+            }
+            if (taskwait) {
 #pragma omp taskwait
+            }
+        }
+        /* code after the single keeps its end's barrier (GOMP_barrier) */
+#pragma omp atomic
+        threads += 1;
     }
     for (long i = 0; i < n; i++)
         sum += out[i];
-    printf("%ld\n", sum);
+    printf("%ld %ld\n", threads, sum);
     return 0;
 }

@@ -38,6 +38,7 @@ typedef struct tf_skip_frame {
     uint8_t pop;       /* enum tf_pop */
     uint8_t acquire;   /* lock kind taken when the frame pops, or TF_NO_LOCK */
     uint8_t taken;     /* enum tf_taken: ... when the function returns */
+    uint8_t callback;  /* a callback of a wait's runtime (tf_skip_callback) */
     int32_t depth;     /* calls made inside the frame's function */
     uint64_t count;    /* instructions skipped in this frame, not yet emitted */
     uint64_t lock;
@@ -53,6 +54,8 @@ typedef struct tf_skipper {
     } rw[TF_SKIP_MAX_RWLOCKS]; /* rwlocks held: what their unlock releases */
     unsigned n_rw;
     uint64_t traced, skipped;
+    /* a callback (tf_skip_callback) returned: its return site is traced */
+    uint8_t trace_return_site;
 } tf_skipper;
 
 static inline tf_skip_frame *tf__skip_top(tf_skipper *s)
@@ -72,6 +75,7 @@ static inline void tf__skip_push(tf_skipper *s, uint8_t mode, uint8_t pop)
     f->pop = pop;
     f->acquire = TF_NO_LOCK;
     f->taken = TF_TAKEN_ALWAYS;
+    f->callback = 0;
     f->depth = 0;
     f->count = 0;
     f->lock = 0;
@@ -85,6 +89,7 @@ static inline void tf_skip_init(tf_skipper *s, tf_encoder *enc, int only)
     s->n_frames = 0;
     s->n_rw = 0;
     s->traced = s->skipped = 0;
+    s->trace_return_site = 0;
     tf__skip_push(s, only ? TF_SKIP_OUTSIDE : TF_MODE_TRACE, TF_POP_NEVER);
 }
 
@@ -146,6 +151,7 @@ static inline void tf__skip_pop(tf_skipper *s, int have_rax, uint64_t rax)
         if (f->acquire == TF_LOCK_RWLOCK_READ || f->acquire == TF_LOCK_RWLOCK_WRITE)
             tf__skip_note_rwlock(s, f->lock, f->acquire);
     }
+    s->trace_return_site = f->callback;
     if (s->n_frames > 1)
         s->n_frames--;
 }
@@ -202,7 +208,35 @@ static inline int tf_skip_enter(tf_skipper *s, const tf_function_role *role, uin
         tf_enc_region_entry(s->enc, lock);
         tf__skip_push(s, TF_MODE_TRACE, TF_POP_ON_RETURN);
     }
-    return tf_skip_tracing(s);
+    return tf_skip_tracing(s) || s->trace_return_site;
+}
+
+/* Whether the thread waits in a synchronization function (a barrier, a
+ * join): while it does, the OpenMP runtime may run the team's tasks. */
+static inline int tf_skip_waiting(tf_skipper *s)
+{
+    return tf__skip_top(s)->mode == TF_SKIP_SYNC_WAIT;
+}
+
+/* Inside a wait, the runtime's block that ran last (`call_insns`
+ * instructions, skipped with the wait) called the program back through a
+ * pointer: a task that the thread runs while it waits is work, not waiting.
+ * The skip so far is written but for that block, which the caller records
+ * next, so that the call and its return are in the trace as the program
+ * made them; the callback is traced until it returns, and then the block it
+ * returns to. Returns 0, and changes nothing, when no frame is left. */
+static inline int tf_skip_callback(tf_skipper *s, uint32_t call_insns)
+{
+    tf_skip_frame *f = tf__skip_top(s);
+    if (s->n_frames == TF_SKIP_MAX_FRAMES || f->count < call_insns)
+        return 0;
+    f->count -= call_insns;
+    s->skipped -= call_insns;
+    s->traced += call_insns;
+    tf__skip_emit(s, f);
+    tf__skip_push(s, TF_MODE_TRACE, TF_POP_ON_RETURN);
+    tf__skip_top(s)->callback = 1;
+    return 1;
 }
 
 /* After the block execution tf_skip_enter was asked about: `n_insns` ran;
@@ -215,8 +249,9 @@ static inline void tf_skip_ran(tf_skipper *s, uint32_t n_insns, int complete, un
                                int have_rax, uint64_t rax)
 {
     tf_skip_frame *f = tf__skip_top(s);
-    if (f->mode == TF_MODE_TRACE) {
+    if (f->mode == TF_MODE_TRACE || s->trace_return_site) {
         s->traced += n_insns;
+        s->trace_return_site = 0;
     } else {
         f->count += n_insns;
         s->skipped += n_insns;
