@@ -286,21 +286,26 @@ fn an_ordered_region_is_a_lock_and_the_runtimes_wait_is_skipped() {
 #[test]
 fn tasks_that_run_inside_the_runtimes_waits_are_work() {
     // workloads/omp_tasks.c: N tasks of the same length, many of which run
-    // inside a wait: the task wait of the thread that made them, or the
-    // barrier (GOMP_barrier, a wait the tracer skips) where the team waits.
+    // inside a wait that the tracer skips: the task wait of the thread that
+    // made them, or the barrier where the team waits. Built with GCC
+    // (libgomp) and, where it is installed, with clang (libomp).
     let dir = tempdir();
-    for wait in ["taskwait", "barrier"] {
+    let mut programs = vec![workload("omp_tasks")];
+    programs.extend(build_with_clang("omp_tasks", "-O1"));
+    let runs =
+        (programs.iter().enumerate()).flat_map(|(k, p)| [(k, p, "taskwait"), (k, p, "barrier")]);
+    for (k, program, wait) in runs {
         let insns_of_work = |n: &str| {
-            let t = dir.path().join(format!("trace-{wait}-{n}"));
-            trace_ok(&t, &workload("omp_tasks"), &[n, wait]);
+            let t = dir.path().join(format!("trace-{k}-{wait}-{n}"));
+            trace_ok(&t, program, &[n, wait]);
             let r = analyze_json(&t, &["--warp", "4"]);
             function(width(&r, 4), "work")["thread_instructions"]
                 .as_u64()
                 .unwrap()
         };
         let one = insns_of_work("1");
-        assert!(one > 1000, "{wait}: {one}");
-        assert_eq!(insns_of_work("64"), 64 * one, "{wait}");
+        assert!(one > 1000, "{program:?} {wait}: {one}");
+        assert_eq!(insns_of_work("64"), 64 * one, "{program:?} {wait}");
     }
 }
 

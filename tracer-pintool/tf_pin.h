@@ -44,6 +44,7 @@ static inline UINT64 rec_word(UINT64 kind, UINT64 low) { return (kind << 56) | l
 struct Block {
     tf_block_info info;       /* what the encoder needs */
     tf_function_role role;          /* set when the block starts at a function's entry */
+    bool in_omp_runtime;      /* in libgomp, libomp or libiomp5 (tf_wait_call_before) */
     UINT32 fn_id;
     UINT8 *op_flags;          /* per operand: TF_OP_* */
     UINT16 *op_insn;          /* per operand: its instruction's index */

@@ -164,6 +164,8 @@ UINT32 block_get(ADDRINT addr, const UINT8 *code, const UINT8 *lens, UINT32 n_in
         chunks[id >> CHUNK_BITS] = new Block[1u << CHUNK_BITS];
     Block *b = &chunks[id >> CHUNK_BITS][id & ((1u << CHUNK_BITS) - 1)];
     b->fn_id = function_of(rtn, addr, &b->role);
+    IMG img = RTN_Valid(rtn) ? SEC_Img(RTN_Sec(rtn)) : IMG_FindByAddress(addr);
+    b->in_omp_runtime = IMG_Valid(img) && tf_is_omp_runtime(IMG_Name(img).c_str());
     /* per operand flags and instruction, per instruction offset, then the
      * code and the lengths (the block's identity) */
     b->op_insn = new UINT16[n_ops + 1];

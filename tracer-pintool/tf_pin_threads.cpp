@@ -30,6 +30,7 @@ struct Thread {
     int sigs[16];
     UINT32 n_sigs;
     tf_ws_thread ws; /* its part of the worksharing loops */
+    tf_wait_call wait_call; /* a runtime's call kept aside while waiting */
 };
 
 static Thread *all[TF_PIN_MAX_THREADS]; /* by tid - 1 */
@@ -142,9 +143,15 @@ static void exec(Thread *t, UINT32 id, bool complete, UINT32 n_insns, UINT32 n_o
         thread_note_create(t, t->arg);
     if (disabled)
         return;
+    tf_wait_call *c = &t->wait_call;
+    /* a task the runtime runs while the thread waits: its call first */
+    if (tf_wait_call_before(&t->skip, c, b->in_omp_runtime))
+        tf_enc_exec_info(&t->enc, c->id, &block(c->id)->info, 0, c->n_insns, c->n_ops, c->addrs);
     if (tf_skip_enter(&t->skip, role, lock))
         tf_enc_exec_info(&t->enc, id, &b->info, !complete, n_insns, n_ops, t->addrs);
     tf_skip_ran(&t->skip, n_insns, complete, b->info.end, t->have_rax, t->rax);
+    tf_wait_call_after(&t->skip, c, id, b->info.end, b->in_omp_runtime, complete, n_insns, n_ops,
+                       t->addrs);
 }
 
 /* The pending execution ran to its end. */

@@ -100,7 +100,7 @@ typedef struct {
    UShort arg_slot;     /* slot of the role's register at entry, or TF_NO_SLOT */
    UShort rax_slot;     /* slot of RAX at the end (returns), or TF_NO_SLOT */
    FnRole role;         /* set when the block starts at a function's entry */
-   Bool in_omp_runtime; /* in libgomp, libomp or libiomp5 (tf_skip_callback) */
+   Bool in_omp_runtime; /* in libgomp, libomp or libiomp5 (tf_wait_call_before) */
    UInt fn_id;
    UInt next_same_addr; /* the next id at the same address, or TF_NO_BLOCK */
    UChar *ident;        /* code bytes, instruction lengths, then per operand
@@ -200,10 +200,6 @@ static inline ULong tf_raw_marker(UInt kind, ULong payload)
    return TF_RAW_MARKER | ((ULong)kind << 56) | (payload & ((1ull << 56) - 1));
 }
 
-/* The most memory operands of a runtime block whose indirect call can be
- * recorded as a callback (tf_skip_callback); a call block has a few. */
-#define TF_CALLBACK_MAX_OPS 16
-
 typedef struct Thread {
    /* set by the Valgrind thread before the encoder thread sees the thread */
    UInt tid, parent;
@@ -226,12 +222,7 @@ typedef struct Thread {
    /* encoder thread only (the Valgrind thread reads them after tf_raw_drain) */
    Addr stack_lo, stack_hi, start_routine;
    Bool file_created;
-   /* The OpenMP runtime's last block while the thread waited, if it ended in
-    * an indirect call (tf_skip_callback): recorded when the callee is the
-    * program's. */
-   Bool call_pending;
-   UInt call_id, call_insns, call_ops;
-   ULong call_addrs[TF_CALLBACK_MAX_OPS];
+   tf_wait_call wait_call;  /* a runtime's call kept aside while waiting */
    volatile Bool ended;     /* the stream is complete: mem may be freed */
    tf_skipper skip;         /* traced/skipped counts, frames, rwlocks held */
    tf_encoder enc;

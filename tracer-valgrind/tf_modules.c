@@ -178,17 +178,7 @@ UInt tf_module_of(tf_stream *table, DiEpoch ep, Addr a)
 
 Bool tf_module_is_omp_runtime(UInt id)
 {
-   static const HChar *const runtimes[] = {"libgomp.", "libomp.", "libiomp5."};
-   const HChar *file;
-   UInt i;
-   if (id == 0 || id > n_modules)
-      return False;
-   file = VG_(strrchr)(modules[id - 1].path, '/');
-   file = file ? file + 1 : modules[id - 1].path;
-   for (i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++)
-      if (VG_(strncmp)(file, runtimes[i], VG_(strlen)(runtimes[i])) == 0)
-         return True;
-   return False;
+   return id > 0 && id <= n_modules && tf_is_omp_runtime(modules[id - 1].path);
 }
 
 void tf_modules_manifest(tf_mp *mp)

@@ -119,18 +119,6 @@ void tf_threads_free_ended(void)
 
 /* ---- the state machine (encoder thread) ---- */
 
-/* A wait's runtime called the program back (the thread runs a task while
- * it waits): the runtime's call block, skipped with the wait, is recorded
- * after all, before the callee's first block. */
-static void callback(Thread *t, const Block *callee)
-{
-   t->call_pending = False;
-   if (!callee->in_omp_runtime && tf_skip_waiting(&t->skip) &&
-       tf_skip_callback(&t->skip, t->call_insns) && tf_bench != 2)
-      tf_enc_exec_fast(&t->enc, t->call_id, &tf_block(t->call_id)->info, False, t->call_insns,
-                       t->call_ops, (const uint64_t *)t->call_addrs);
-}
-
 static __attribute__((noinline)) void exec_slow(Thread *t, UInt id, const Block *b, ULong word, const ULong *slots)
 {
    Bool partial = (word & TF_RAW_PARTIAL) != 0;
@@ -140,20 +128,17 @@ static __attribute__((noinline)) void exec_slow(Thread *t, UInt id, const Block 
    Addr lock = r->arg == ARG_FIXED ? tf_fixed_lock(r->fixed)
                : b->arg_slot != TF_NO_SLOT ? (Addr)slots[b->arg_slot] : 0;
    Bool have_rax = b->rax_slot != TF_NO_SLOT;
-   if (t->call_pending)
-      callback(t, b);
+   tf_wait_call *c = &t->wait_call;
+   /* a task the runtime runs while the thread waits: its call first */
+   if (tf_wait_call_before(&t->skip, c, b->in_omp_runtime) && tf_bench != 2)
+      tf_enc_exec_fast(&t->enc, c->id, &tf_block(c->id)->info, False, c->n_insns, c->n_ops,
+                       (const uint64_t *)c->addrs);
    if (tf_skip_enter(&t->skip, r->role != ROLE_NONE ? r : NULL, lock) && tf_bench != 2)
       tf_enc_exec_fast(&t->enc, id, &b->info, partial, n_insns, n_ops, (const uint64_t *)slots);
    tf_skip_ran(&t->skip, n_insns, !partial, b->info.end, have_rax,
                have_rax ? slots[b->rax_slot] : 0);
-   if (!partial && b->info.end == TF_END_INDIRECT_CALL && b->in_omp_runtime &&
-       n_ops <= TF_CALLBACK_MAX_OPS && tf_skip_waiting(&t->skip)) {
-      t->call_pending = True;
-      t->call_id = id;
-      t->call_insns = n_insns;
-      t->call_ops = n_ops;
-      VG_(memcpy)(t->call_addrs, slots, n_ops * sizeof(ULong));
-   }
+   tf_wait_call_after(&t->skip, c, id, b->info.end, b->in_omp_runtime, !partial, n_insns, n_ops,
+                      (const uint64_t *)slots);
 }
 
 /* ---- events (encoder thread) ---- */

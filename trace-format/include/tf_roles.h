@@ -118,11 +118,20 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"pthread_join", TF__WAIT},
     {"pthread_timedjoin_np", TF__WAIT},
     {"pthread_clockjoin_np", TF__WAIT},
-    /* Not the ends of worksharing loops, task waits or libomp's barrier:
-     * a thread waiting there runs the team's pending tasks, whose work a
-     * skip would drop (so does one waiting in GOMP_barrier) */
+    /* barriers, and the ends of worksharing constructs and task waits, which
+     * wait for the team or the tasks: the tasks a thread runs while it
+     * waits there are traced (tf_skip_callback) */
     {"GOMP_barrier", TF__WAIT},
     {"GOMP_barrier_cancel", TF__WAIT},
+    {"GOMP_loop_end", TF__WAIT},
+    {"GOMP_loop_end_cancel", TF__WAIT},
+    {"GOMP_sections_end", TF__WAIT},
+    {"GOMP_sections_end_cancel", TF__WAIT},
+    {"GOMP_taskwait", TF__WAIT},
+    {"GOMP_taskgroup_end", TF__WAIT},
+    {"kmpc_barrier", TF__WAIT},
+    {"kmpc_omp_taskwait", TF__WAIT},
+    {"kmpc_end_taskgroup", TF__WAIT},
     {"pthread_create", {TF_ROLE_CREATE, 0, TF_ARG_RDX, 0, 0}},
 };
 #define TF_N_RUNTIME_FNS (sizeof tf_runtime_fns / sizeof tf_runtime_fns[0])
@@ -164,6 +173,22 @@ static inline int tf__name_shape(const char *name, const char *prefix, const cha
     while (name[n] && name[n] != '@')
         n++;
     return n >= p + x && tf__strneq(name, prefix, p) && tf__strneq(name + n - x, suffix, x);
+}
+
+/* Whether a module's path names an OpenMP runtime: GCC's libgomp, LLVM's
+ * libomp or Intel's libiomp5 (tf_wait_call_before). */
+static inline int tf_is_omp_runtime(const char *path)
+{
+    static const char *const runtimes[] = {"libgomp.", "libomp.", "libiomp5."};
+    const char *file = path;
+    size_t i;
+    for (i = 0; path[i]; i++)
+        if (path[i] == '/')
+            file = path + i + 1;
+    for (i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++)
+        if (tf__strneq(file, runtimes[i], tf__strlen(runtimes[i])))
+            return 1;
+    return 0;
 }
 
 /* The OpenMP runtime functions that hand a thread the iterations of a
