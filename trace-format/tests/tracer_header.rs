@@ -1,7 +1,8 @@
 //! The shared tracer header (`include/tf_tracer.h`: runtime table, name
 //! matching, skip state machine) compiled as C and as C++, run on a
 //! scripted thread (tests/c/skip_trace.c); the Rust reader must find the
-//! lock and skip events where FORMAT.md §6.4 puts them.
+//! lock and skip events, and a task run inside a wait, where FORMAT.md §6.4
+//! puts them.
 
 use std::path::Path;
 use std::process::Command;
@@ -39,10 +40,12 @@ fn the_skip_state_machine_places_lock_and_skip_events() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // traced: main's 2 + 2 + 1 + 1; skipped: lock 3 + 2 + 1, unlock 4, trylock 2
+        // traced: main's 2 + 2 + 1 + 1 + 1, and inside the barrier the
+        // runtime's call 3, the task 4 and the block it returns to 2;
+        // skipped: lock 3 + 2 + 1, unlock 4, trylock 2, barrier 2 + 1
         assert_eq!(
             String::from_utf8_lossy(&out.stdout).trim(),
-            "traced 6 skipped 12"
+            "traced 16 skipped 15"
         );
 
         let trace = Trace::open(&dir).unwrap();
@@ -71,6 +74,14 @@ fn the_skip_state_machine_places_lock_and_skip_events() {
             // the failed trylock: skipped, no acquire
             format!("skip {:?} 2", SkipReason::LockRuntime),
             "block 8".into(),
+            // the barrier's wait, but for the runtime's call of a task,
+            // the task and where it returns to
+            format!("skip {:?} 2", SkipReason::SyncWait),
+            "block 10".into(),
+            "block 11".into(),
+            "block 12".into(),
+            format!("skip {:?} 1", SkipReason::SyncWait),
+            "block 14".into(),
             format!("exit {:?}", ExitHow::Ended),
         ];
         assert_eq!(got, want, "{compiler}");

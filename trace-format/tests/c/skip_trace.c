@@ -1,7 +1,8 @@
 /* The shared tracer header (include/tf_tracer.h) on a scripted thread: main
  * calls pthread_mutex_lock (which calls an inner function), a critical
  * section, pthread_mutex_unlock, a pthread_mutex_trylock that fails (returns
- * 16), and returns. Roles come from the runtime table by the names a symbol
+ * 16), GOMP_barrier (whose inner function runs a task of the program's
+ * through a pointer while the thread waits), and returns. Roles come from the runtime table by the names a symbol
  * table would give; the skip state machine decides what is traced and emits
  * the lock and skip events; tests/tracer_header.rs reads the trace back.
  * Also checks the name matching rules. Usage: skip_trace DIR */
@@ -38,7 +39,13 @@ static const struct {
     {0x3000, 4, TF_END_RETURN}, /* 5 pthread_mutex_unlock */
     {0x1004, 1, TF_END_CALL},   /* 6 call pthread_mutex_trylock */
     {0x2200, 2, TF_END_RETURN}, /* 7 pthread_mutex_trylock returns 16 */
-    {0x1005, 1, TF_END_RETURN}, /* 8 main returns */
+    {0x1005, 1, TF_END_CALL},   /* 8 main: call GOMP_barrier */
+    {0x4000, 2, TF_END_CALL},   /* 9 GOMP_barrier: call its inner function */
+    {0x4100, 3, TF_END_INDIRECT_CALL}, /* 10 inner: run a task */
+    {0x1100, 4, TF_END_RETURN}, /* 11 the task, the program's */
+    {0x4103, 2, TF_END_RETURN}, /* 12 inner, where the task returns */
+    {0x4002, 1, TF_END_RETURN}, /* 13 GOMP_barrier returns */
+    {0x1006, 1, TF_END_RETURN}, /* 14 main returns */
 };
 #define N (sizeof shapes / sizeof shapes[0])
 static tf_block_info infos[N];
@@ -69,7 +76,8 @@ int main(int argc, char **argv)
     tf_encoder e;
     tf_skipper s;
     tf_enc_params p = {TF_SUCC_BITS, TF_ADDR_BITS, TF_RET_DEPTH, 4096, 4};
-    const tf_function_role *lock, *unlock, *trylock;
+    const tf_function_role *lock, *unlock, *trylock, *barrier;
+    tf_wait_call c = {0, 0, 0, 0, {0}};
     uint64_t none[1] = {0};
     FILE *bf, *tf;
     uint32_t i;
@@ -85,6 +93,10 @@ int main(int argc, char **argv)
     lock = &tf_runtime_lookup("pthread_mutex_lock")->role;
     unlock = &tf_runtime_lookup("__pthread_mutex_unlock")->role;
     trylock = &tf_runtime_lookup("pthread_mutex_trylock")->role;
+    barrier = &tf_runtime_lookup("GOMP_barrier")->role;
+    check(tf_is_omp_runtime("/usr/lib/x86_64-linux-gnu/libgomp.so.1") &&
+              tf_is_omp_runtime("libomp.so.5") && !tf_is_omp_runtime("/usr/lib/libc.so.6"),
+          "OpenMP runtime modules");
 
     snprintf(path, sizeof path, "%s/" TF_FILE_BLOCKS, argv[1]);
     bf = fopen(path, "wb");
@@ -114,21 +126,28 @@ int main(int argc, char **argv)
     tf_skip_init(&s, &e, 0);
     tf_enc_thread_start(&e, 0, 0x7000, 0x8000, 0);
 
-    /* block id, role, lock argument, RAX at a return */
+    /* block id, role, lock argument, RAX at a return, in the OpenMP runtime */
     {
         const struct {
             uint32_t id;
             const tf_function_role *role;
             uint64_t lock, rax;
-        } script[] = {{0, 0, 0, 0},         {1, lock, 0x5000, 0}, {2, 0, 0, 0},
-                      {3, 0, 0, 0},         {4, 0, 0, 0},         {5, unlock, 0x5000, 0},
-                      {6, 0, 0, 0},         {7, trylock, 0x5000, 16}, {8, 0, 0, 0}};
+            int runtime;
+        } script[] = {{0, 0, 0, 0, 0},  {1, lock, 0x5000, 0, 0},     {2, 0, 0, 0, 0},
+                      {3, 0, 0, 0, 0},  {4, 0, 0, 0, 0},             {5, unlock, 0x5000, 0, 0},
+                      {6, 0, 0, 0, 0},  {7, trylock, 0x5000, 16, 0}, {8, 0, 0, 0, 0},
+                      {9, barrier, 0, 0, 1}, {10, 0, 0, 0, 1},       {11, 0, 0, 0, 0},
+                      {12, 0, 0, 0, 1}, {13, 0, 0, 0, 1},            {14, 0, 0, 0, 0}};
         for (i = 0; i < sizeof script / sizeof script[0]; i++) {
             uint32_t id = script[i].id;
+            if (tf_wait_call_before(&s, &c, script[i].runtime))
+                check(tf_enc_exec(&e, c.id, none) == 0, "exec of the kept call");
             if (tf_skip_enter(&s, script[i].role, script[i].lock))
                 check(tf_enc_exec(&e, id, none) == 0, "exec");
             tf_skip_ran(&s, shapes[id].n, 1, shapes[id].end, shapes[id].end == TF_END_RETURN,
                         script[i].rax);
+            tf_wait_call_after(&s, &c, id, shapes[id].end, script[i].runtime, 1, shapes[id].n, 0,
+                               none);
         }
     }
     check(tf_skip_end(&s, TF_EXIT_ENDED) == 0, "end");
