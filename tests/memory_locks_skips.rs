@@ -247,7 +247,7 @@ fn an_openmp_lock_serializes_its_critical_section() {
 }
 
 #[test]
-fn an_ordered_region_is_a_lock_and_the_runtimes_wait_is_skipped() {
+fn an_ordered_region_is_a_lock_and_the_runtimes_waits_are_skipped() {
     // workloads/omp_ordered.c, built with GCC (libgomp) and, where it is
     // installed, with clang (libomp).
     let mut programs = vec![workload("omp_ordered")];
@@ -257,6 +257,9 @@ fn an_ordered_region_is_a_lock_and_the_runtimes_wait_is_skipped() {
         let t = dir.path().join("trace");
         trace_ok(&t, &program, &["64"]);
         let r = analyze_json(&t, &["--warp", "4,8"]);
+        // The end of the loop waits for the team: skipped as a wait.
+        let waits = r["skipped"]["sync_wait"].as_u64().unwrap();
+        assert!(waits > 0, "{program:?}");
         for w in [4u64, 8] {
             let res = width(&r, w);
             let at = format!("{program:?} W = {w}");
@@ -273,7 +276,7 @@ fn an_ordered_region_is_a_lock_and_the_runtimes_wait_is_skipped() {
                 symbol.ends_with("ordered_start") || symbol == "__kmpc_ordered",
                 "{at}"
             );
-            // No instruction of the runtime (its wait) is in the units.
+            // No instruction of the runtime (its waits) is in the units.
             let functions = res["functions"].as_array().unwrap();
             let runtime: Vec<&Value> = (functions.iter())
                 .filter(|f| f["module"].as_str().unwrap().starts_with("lib"))

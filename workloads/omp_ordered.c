@@ -1,21 +1,23 @@
 /* omp_ordered N: an OpenMP parallel region of 4 threads whose loop of N
  * iterations (schedule(static, 1), ordered) computes work(i), the same
  * fixed-length loop for every i, and then, in iteration order, appends the
- * result to a list (append, inside `#pragma omp ordered`). Prints the
- * list's length and its sum.
+ * result to a list (append, inside `#pragma omp ordered`). The loop has no
+ * nowait, and code follows it in the region: at its end (GOMP_loop_end, or
+ * libomp's __kmpc_barrier) each thread waits for the team. Prints the
+ * threads, the list's length and its sum.
  *
  * Hand-derived, for the tf figures: each iteration is a unit (N units);
  * work runs at 100% SIMT efficiency and append one lane at a time, 1/W:
  * the ordered region is a lock (kind omp-critical, at GOMP_ordered_start's
- * entry) taken N times. The runtime's wait there for the iterations before
- * is skipped with the lock's runtime, never traced.
+ * entry) taken N times. The runtime's waits (there for the iterations
+ * before, at the loop's end for the team) are skipped, never traced.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #define WORK 64
 static long list[4096];
-static long length;
+static long length, threads;
 
 __attribute__((noinline)) long work(long i)
 {
@@ -42,9 +44,12 @@ int main(int argc, char **argv)
 #pragma omp ordered
             append(v);
         }
+        /* code after the loop keeps its end's barrier */
+#pragma omp atomic
+        threads += 1;
     }
     for (long k = 0; k < length && k < 4096; k++)
         sum += list[k];
-    printf("%ld %ld\n", length, sum);
+    printf("%ld %ld %ld\n", threads, length, sum);
     return 0;
 }
