@@ -357,7 +357,8 @@ pub fn analyze_observed<O: Observer>(
 }
 
 /// The address ranges of the trace's OpenMP runtime modules (GCC's
-/// libgomp, LLVM's libomp or Intel's libiomp5).
+/// libgomp, LLVM's libomp or Intel's libiomp5: the names the tracers'
+/// `tf_is_omp_runtime` knows them by, in `trace-format/include/tf_roles.h`).
 fn openmp_runtime(trace: &Trace) -> Vec<(u64, u64)> {
     trace
         .blocks()

@@ -176,7 +176,8 @@ static inline int tf__name_shape(const char *name, const char *prefix, const cha
 }
 
 /* Whether a module's path names an OpenMP runtime: GCC's libgomp, LLVM's
- * libomp or Intel's libiomp5 (tf_wait_call_before). */
+ * libomp or Intel's libiomp5 (tf_wait_call_before); the analyzer knows them
+ * by the same names (openmp_runtime in analyzer/src/analysis.rs). */
 static inline int tf_is_omp_runtime(const char *path)
 {
     static const char *const runtimes[] = {"libgomp.", "libomp.", "libiomp5."};
