@@ -3,8 +3,8 @@
 # Valgrind (the tracer runs inside it), C and C++ compilers and make (the tracer,
 # the workloads and the conformance programs), clang with LLVM's OpenMP runtime
 # (the worksharing tests run the OpenMP workloads on libomp too), pigz (a real
-# multi-threaded program the tests trace) and Chromium (the report tests open
-# the HTML pages in it, headless).
+# multi-threaded program the tests trace), GLib (a workload takes its locks)
+# and Chromium (the report tests open the HTML pages in it, headless).
 set -euo pipefail
 
 need=()
@@ -16,6 +16,7 @@ command -v make >/dev/null || need+=(make)
 command -v clang >/dev/null || need+=(clang)
 ls /usr/lib/llvm-*/lib/libomp.so >/dev/null 2>&1 || need+=(libomp-dev)
 command -v pigz >/dev/null || need+=(pigz)
+ls /usr/lib/*/libglib-2.0.so.0 >/dev/null 2>&1 || need+=(libglib2.0-0)
 command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi

@@ -313,6 +313,48 @@ fn tasks_that_run_inside_the_runtimes_waits_are_work() {
 }
 
 #[test]
+fn glibs_locks_are_locks() {
+    // workloads/glib_locks.c: 8 threads, each a unit; GMutex (futexes, not
+    // pthread mutexes), GRecMutex taken twice, GRWLock, g_mutex_trylock.
+    let dir = tempdir();
+    let t = dir.path().join("trace");
+    let out = trace(&t, &workload("glib_locks"), &["8"]);
+    if out.status.code() == Some(77) {
+        eprintln!("skipped: GLib is not installed (apt-get install -y libglib2.0-0)");
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = analyze_json(&t, &["--unit", "call:worker", "--warp", "4,8"]);
+    for w in [4u64, 8] {
+        let res = width(&r, w);
+        let eff = f64_of(&function(res, "update_sum")["simt_efficiency"]);
+        assert_eq!(eff, 1.0 / w as f64, "W = {w}: update_sum holds `mutex`");
+        let mut locks: Vec<(&str, &str, u64)> = (res["locks"].as_array().unwrap().iter())
+            .map(|l| {
+                let name = l["symbol"].as_str().unwrap_or("");
+                (
+                    name,
+                    l["kind"].as_str().unwrap(),
+                    l["acquisitions"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        locks.sort();
+        let want = [
+            ("mutex", "mutex", 8),
+            ("rec", "mutex", 16),
+            ("rw", "rwlock-write", 8),
+            ("tried", "mutex", 8),
+        ];
+        assert_eq!(locks, want, "W = {w}");
+    }
+}
+
+#[test]
 fn excluded_functions_and_system_calls_are_skipped_not_traced() {
     let dir = tempdir();
     let full = dir.path().join("full");

@@ -77,6 +77,25 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"sem_timedwait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
     {"sem_clockwait", TF__ACQ(TF_LOCK_SEMAPHORE, TF_ARG_RDI, TF_TAKEN_IF_ZERO)},
     {"sem_post", TF__REL(TF_LOCK_SEMAPHORE, TF_ARG_RDI)},
+    /* GLib: GMutex is built on futexes, not pthread mutexes; GRecMutex and
+     * GRWLock on pthread's (inside them, which the skip hides) */
+    {"g_mutex_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_ALWAYS)},
+    {"g_mutex_trylock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_NONZERO)},
+    {"g_mutex_unlock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
+    {"g_rec_mutex_lock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_ALWAYS)},
+    {"g_rec_mutex_trylock", TF__ACQ(TF_LOCK_MUTEX, TF_ARG_RDI, TF_TAKEN_IF_NONZERO)},
+    {"g_rec_mutex_unlock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
+    {"g_rw_lock_writer_lock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, TF_TAKEN_ALWAYS)},
+    {"g_rw_lock_writer_trylock", TF__ACQ(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI, TF_TAKEN_IF_NONZERO)},
+    {"g_rw_lock_reader_lock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, TF_TAKEN_ALWAYS)},
+    {"g_rw_lock_reader_trylock", TF__ACQ(TF_LOCK_RWLOCK_READ, TF_ARG_RDI, TF_TAKEN_IF_NONZERO)},
+    /* the kind (read or write) is the one the thread acquired */
+    {"g_rw_lock_writer_unlock", TF__REL(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI)},
+    {"g_rw_lock_reader_unlock", TF__REL(TF_LOCK_RWLOCK_WRITE, TF_ARG_RDI)},
+    {"g_cond_wait", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},
+    {"g_cond_wait_until", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},
+    {"g_cond_timed_wait", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},
+    {"g_thread_join", TF__WAIT},
     {"GOMP_critical_start",
      {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_CRITICAL}},
     {"GOMP_critical_end",
@@ -222,7 +241,8 @@ static inline const tf_runtime_fn *tf_runtime_lookup(const char *name)
     size_t i;
     if (tf_is_loop_schedule(name))
         return &schedule;
-    if (name[0] != '_' && name[0] != 'p' && name[0] != 's' && name[0] != 'G' && name[0] != 'o')
+    if (name[0] != '_' && name[0] != 'p' && name[0] != 's' && name[0] != 'G' && name[0] != 'o' &&
+        name[0] != 'g')
         return 0;
     for (i = 0; i < TF_N_RUNTIME_FNS; i++)
         if (tf_runtime_name_is(name, tf_runtime_fns[i].name))
