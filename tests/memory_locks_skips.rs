@@ -290,13 +290,15 @@ fn an_ordered_region_is_a_lock_and_the_runtimes_waits_are_skipped() {
 fn tasks_that_run_inside_the_runtimes_waits_are_work() {
     // workloads/omp_tasks.c: N tasks of the same length, many of which run
     // inside a wait that the tracer skips: the task wait of the thread that
-    // made them, or the barrier where the team waits. Built with GCC
-    // (libgomp) and, where it is installed, with clang (libomp).
+    // made them, the barrier where the team waits, or, nested N deep, the
+    // task wait of the task before (64 deep: more than the tracer's skip
+    // frames hold). Built with GCC (libgomp) and, where it is installed,
+    // with clang (libomp).
     let dir = tempdir();
     let mut programs = vec![workload("omp_tasks")];
     programs.extend(build_with_clang("omp_tasks", "-O1"));
-    let runs =
-        (programs.iter().enumerate()).flat_map(|(k, p)| [(k, p, "taskwait"), (k, p, "barrier")]);
+    let modes = ["taskwait", "barrier", "nested"];
+    let runs = (programs.iter().enumerate()).flat_map(|(k, p)| modes.map(|m| (k, p, m)));
     for (k, program, wait) in runs {
         let insns_of_work = |n: &str| {
             let t = dir.path().join(format!("trace-{k}-{wait}-{n}"));

@@ -1,9 +1,11 @@
-/* omp_tasks N [taskwait|barrier]: one thread of an OpenMP team of 4
- * creates N tasks, each computing work(i), the same fixed-length loop for
+/* omp_tasks N [taskwait|barrier|nested]: one thread of an OpenMP team of
+ * 4 creates N tasks, each computing work(i), the same fixed-length loop for
  * every i, and either waits for them (taskwait, the default) or goes on to
  * the barrier at the end of its `single`, where the team waits for them
  * (barrier: GOMP_barrier). The team's threads run the tasks, many of them
- * inside that wait. Prints the sum of the results.
+ * inside that wait. `nested` makes a chain instead: task i computes
+ * work(i), creates task i + 1 and waits for it, N deep. Prints the
+ * threads and the sum of the results.
  *
  * Hand-derived, for the tf figures: work's thread instructions are N times
  * those of one task, wherever the tasks ran: a task run inside the runtime's
@@ -24,21 +26,37 @@ __attribute__((noinline)) long work(long i)
     return v;
 }
 
+/* Task i of a chain of n: work(i), then task i + 1, waited for. */
+static void chain(long i, long n)
+{
+    out[i] = work(i);
+    if (i + 1 < n) {
+#pragma omp task
+        chain(i + 1, n);
+#pragma omp taskwait
+    }
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 64;
     long sum = 0;
     if (n < 1 || n > 4096)
         return 2;
-    int taskwait = argc < 3 || strcmp(argv[2], "barrier") != 0;
+    const char *mode = argc > 2 ? argv[2] : "taskwait";
+    int taskwait = strcmp(mode, "barrier") != 0, nested = strcmp(mode, "nested") == 0;
     long threads = 0;
 #pragma omp parallel num_threads(4)
     {
 #pragma omp single
         {
-            for (long i = 0; i < n; i++) {
+            for (long i = 0; i < n && !nested; i++) {
 #pragma omp task firstprivate(i)
                 out[i] = work(i);
+            }
+            if (nested) {
+#pragma omp task
+                chain(0, n);
             }
             if (taskwait) {
 #pragma omp taskwait

@@ -28,7 +28,7 @@ extern "C" {
 
 #define TF_MODE_TRACE 0xFF
 #define TF_NO_LOCK 0xFF
-#define TF_SKIP_MAX_FRAMES 16
+#define TF_SKIP_MAX_FRAMES 64
 #define TF_SKIP_MAX_RWLOCKS 16
 
 enum tf_pop { TF_POP_NEVER = 0, TF_POP_ON_RETURN, TF_POP_ON_SIGRETURN };
@@ -224,17 +224,24 @@ static inline int tf_skip_waiting(tf_skipper *s)
  * The skip so far is written but for that block, which the caller records
  * next, so that the call and its return are in the trace as the program
  * made them; the callback is traced until it returns, and then the block it
- * returns to. Returns 0, and changes nothing, when no frame is left.
+ * returns to. With no frame left for it (tasks that wait for tasks, nested
+ * deeper than the frames go), the rest of the wait is traced instead, its
+ * waiting with its tasks: a loss of detail, never of work. Returns 0, and
+ * changes nothing, when that block was not counted in the wait's skip.
  * Tracers use it through tf_wait_call_before/_after. */
 static inline int tf_skip_callback(tf_skipper *s, uint32_t call_insns)
 {
     tf_skip_frame *f = tf__skip_top(s);
-    if (s->n_frames == TF_SKIP_MAX_FRAMES || f->count < call_insns)
+    if (f->count < call_insns)
         return 0;
     f->count -= call_insns;
     s->skipped -= call_insns;
     s->traced += call_insns;
     tf__skip_emit(s, f);
+    if (s->n_frames == TF_SKIP_MAX_FRAMES) {
+        f->mode = TF_MODE_TRACE;
+        return 1;
+    }
     tf__skip_push(s, TF_MODE_TRACE, TF_POP_ON_RETURN);
     tf__skip_top(s)->callback = 1;
     return 1;
