@@ -305,8 +305,7 @@ pub fn analyze_observed<O: Observer>(
         .enumerate()
         .map(|(k, &width)| naming.width_result(&totals[k], width, units.len(), warps[k].len()))
         .collect();
-    // The same units at every width: one count of their calls.
-    warnings.extend(results.first().and_then(|r| r.off_stack.warning(r.units)));
+    warnings.extend(crate::naming::off_stack_warning(&results));
 
     let mut skipped = Skipped::default();
     for s in &scans {

@@ -6,6 +6,7 @@
 //! with the same formulas as one run, so that merging all `N` shards gives
 //! exactly the report of one unsharded run.
 
+use crate::naming::{incomplete, off_stack_warning};
 use crate::results::{
     sort_functions, sort_locks, FunctionResult, LockResult, MemoryReport, Report, RequestReport,
     SegmentReport, WidthResult,
@@ -57,20 +58,19 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     if let Some(i) = seen.iter().position(|&s| !s) {
         return Err(MergeError::Missing(i, count));
     }
-    // Each part warns of its own calls on another stack: the whole says it
-    // once, with the sums.
-    let off_stack = |r: &Report| r.results.first().and_then(|w| w.off_stack.warning(w.units));
+    // Each part warns of its own units on another stack: the whole says it
+    // once, of the sums.
+    let parts_off_stack: Vec<String> = (parts.iter())
+        .filter_map(|p| off_stack_warning(&p.results))
+        .collect();
     let mut parts = parts.into_iter();
     let mut all = parts.next().expect("one part at least");
-    let first_own = off_stack(&all);
-    all.warnings.retain(|w| Some(w) != first_own.as_ref());
     for p in parts {
-        let own = off_stack(&p);
         for (a, b) in all.results.iter_mut().zip(p.results) {
             add_width(a, b);
         }
         for w in p.warnings {
-            if !all.warnings.contains(&w) && Some(&w) != own.as_ref() {
+            if !all.warnings.contains(&w) {
                 all.warnings.push(w);
             }
         }
@@ -83,9 +83,10 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     for r in &mut all.results {
         derive_width(r);
     }
-    all.warnings.extend(off_stack(&all));
+    all.warnings.retain(|w| !parts_off_stack.contains(w));
+    all.warnings.extend(off_stack_warning(&all.results));
     all.shard = None;
-    all.incomplete = crate::naming::incomplete(&all.results);
+    all.incomplete = incomplete(&all.results);
     Ok(all)
 }
 

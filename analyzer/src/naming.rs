@@ -14,6 +14,12 @@ use crate::symbols::SourceLines;
 use std::collections::HashMap;
 use tf_trace::FunctionId;
 
+/// The warning that some units of `results` ran on a stack outside their
+/// thread's: the same units at every width, so the first width's counts.
+pub(crate) fn off_stack_warning(results: &[WidthResult]) -> Option<String> {
+    results.first().and_then(|r| r.off_stack.warning(r.units))
+}
+
 /// Why the replays of `results` do not cover every recorded instruction.
 pub(crate) fn incomplete(results: &[WidthResult]) -> Vec<String> {
     let mut why = Vec::new();
