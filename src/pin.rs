@@ -44,6 +44,8 @@ const SOURCES: &[(&str, &str)] = &[
     embed!("trace-format/include", "tf_worksharing.h"),
     embed!("trace-format/include", "tf_requests.h"),
     embed!("tracer-valgrind", "tf_omp_preload.c"),
+    embed!("tracer-valgrind", "tf_omp_preload_gomp.h"),
+    embed!("tracer-valgrind", "tf_omp_preload_kmp.h"),
 ];
 const TOOL: &str = "obj-intel64/tf_pin.so";
 /// The preload library, built natively by the same makefile.

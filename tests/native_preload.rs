@@ -163,7 +163,7 @@ fn same_instances(libs: &(PathBuf, PathBuf), program: &Path, args: &[&str]) -> I
 }
 
 /// gcc's libgomp: every schedule (runtime-handed chunks and inline static
-/// schedules), and combined `parallel for`s started in one call.
+/// schedules), combined `parallel for`s started in one call, and sections.
 #[test]
 fn native_preload_sees_the_loops_the_valgrind_tool_records_with_libgomp() {
     let dir = tempdir();
@@ -180,6 +180,13 @@ fn native_preload_sees_the_loops_the_valgrind_tool_records_with_libgomp() {
             BTreeMap::from([(1, 256), (2, 128)]),
             "{opt}: omp_combined"
         );
+        // sections, in a region and as `parallel sections`: three
+        // instances of eight sections each
+        for form in ["separate", "combined"] {
+            let sections = same_instances(&libs, &workload_at("omp_sections", opt), &[form, "3"]);
+            let want = BTreeMap::from([(1, 8), (2, 8), (3, 8)]);
+            assert_eq!(sections.chunked, want, "{opt}: omp_sections {form}");
+        }
     }
 }
 

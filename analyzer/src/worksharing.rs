@@ -39,6 +39,14 @@
 //! static schedule with a stride, chunk by chunk). A stretch whose arrivals
 //! differ from its iteration count is an error, as is a loop instance whose
 //! numbers are not exactly `0..trip`.
+//!
+//! **Sections.** A `sections` construct is a loop whose iterations are its
+//! sections; libgomp hands them out one per chunk, and the code that runs
+//! them dispatches on the section's number, with no loop. Where every
+//! stretch of `F` held one iteration and no iteration loop exists, the
+//! stretch is the iteration: its iteration block is the first block that
+//! runs once in every stretch, and it reaches every block the stretches ran
+//! but those that asked for the next chunk.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::successors;
@@ -161,6 +169,9 @@ pub(crate) struct FunctionCensus {
     starts: HashSet<CBlockId>,
     /// The last block of each stretch: where the next chunk was asked for.
     fetches: HashSet<CBlockId>,
+    /// The most iterations a stretch held.
+    #[serde(default)]
+    most: u64,
 }
 
 impl LoopCensus {
@@ -221,6 +232,7 @@ impl LoopCensus {
         if want == 0 {
             return;
         }
+        fc.most = fc.most.max(want);
         let keep = |b: &CBlockId| counts.get(b) == Some(&want);
         let often = |b: &CBlockId| counts.get(b).is_some_and(|&n| n >= want);
         fc.at_least = Some(match fc.at_least.take() {
@@ -264,10 +276,13 @@ impl LoopCensus {
             let Some(candidates) = fc.candidates.as_ref() else {
                 continue; // only empty stretches
             };
-            let found = fc.iteration_loop(canon, table, candidates).and_then(|lp| {
-                let block = *candidates.iter().find(|c| lp.contains(c))?;
-                Some((block, lp))
-            });
+            let found = fc
+                .iteration_loop(canon, table, candidates)
+                .and_then(|lp| {
+                    let block = *candidates.iter().find(|c| lp.contains(c))?;
+                    Some((block, lp))
+                })
+                .or_else(|| fc.one_per_stretch(candidates));
             let Some((block, lp)) = found else {
                 failed.push(site);
                 continue;
@@ -303,6 +318,7 @@ impl FunctionCensus {
         self.edges.extend(o.edges);
         self.starts.extend(o.starts);
         self.fetches.extend(o.fetches);
+        self.most = self.most.max(o.most);
         self.at_least = match (self.at_least.take(), o.at_least) {
             (Some(a), Some(b)) => Some(a.intersection(&b).copied().collect()),
             (a, b) => a.or(b),
@@ -339,15 +355,34 @@ impl FunctionCensus {
             .map(|l| l.body.clone())
     }
 
-    /// The natural loops of the stretches' graph that ask the runtime for
-    /// nothing, outermost first.
-    pub(crate) fn loops(&self, canon: &CanonicalBlocks, table: &BlockTable) -> Vec<Loop> {
-        let nodes: HashSet<CBlockId> = self
-            .edges
+    /// Where each stretch is one iteration and its code no loop (the
+    /// sections of a `sections` construct, which the runtime hands out one
+    /// at a time): the iteration block is the first block that runs once in
+    /// every stretch, and the iteration reaches every block the stretches
+    /// ran but where they asked for the next one.
+    fn one_per_stretch(&self, candidates: &[CBlockId]) -> Option<(CBlockId, HashSet<CBlockId>)> {
+        if self.most != 1 {
+            return None;
+        }
+        let block = *candidates.iter().find(|c| !self.fetches.contains(c))?;
+        let mut reach = self.nodes();
+        reach.retain(|c| !self.fetches.contains(c));
+        Some((block, reach))
+    }
+
+    /// The blocks the stretches ran at the function's frame.
+    fn nodes(&self) -> HashSet<CBlockId> {
+        self.edges
             .iter()
             .flat_map(|&(a, b)| [a, b])
             .chain(self.starts.iter().copied())
-            .collect();
+            .collect()
+    }
+
+    /// The natural loops of the stretches' graph that ask the runtime for
+    /// nothing, outermost first.
+    pub(crate) fn loops(&self, canon: &CanonicalBlocks, table: &BlockTable) -> Vec<Loop> {
+        let nodes = self.nodes();
         // A target inside a block (a back edge that never ran does not split
         // blocks) goes to that block.
         let mut ranges: Vec<(u64, u64, CBlockId)> = nodes

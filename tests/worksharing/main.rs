@@ -11,6 +11,7 @@ use std::process::Command;
 
 mod builds;
 mod forms;
+mod sections;
 
 const N: u64 = 1024;
 /// The loops whose chunks libgomp hands out or whose static block the

@@ -212,16 +212,19 @@ static inline int tf_is_omp_runtime(const char *path)
 }
 
 /* The OpenMP runtime functions that hand a thread the iterations of a
- * worksharing loop (libgomp's GOMP_loop_*_start / _next, libomp's
- * __kmpc_dispatch_* and __kmpc_for_static_*; __kmpc_dispatch_fini_* ends an
+ * worksharing loop (libgomp's GOMP_loop_*_start / _next, and the sections of
+ * a `sections` construct, GOMP_sections_start, GOMP_sections2_start and
+ * GOMP_sections_next; libomp's __kmpc_dispatch_* and __kmpc_for_static_*,
+ * through which clang runs sections too; __kmpc_dispatch_fini_* ends an
  * ordered loop's chunk), and those from whose answers
  * inline static schedules compute them (omp_get_num_threads,
- * omp_get_thread_num). Not GOMP_parallel_loop_*: the team, the caller
- * included, runs inside it. */
+ * omp_get_thread_num). Not GOMP_parallel_loop_* nor GOMP_parallel_sections:
+ * the team, the caller included, runs inside them. */
 static inline int tf_is_loop_schedule(const char *name)
 {
     static const char *const shapes[][2] = {
         {"GOMP_loop_", "_start"},        {"GOMP_loop_", "_next"},
+        {"GOMP_sections", "_start"},     {"GOMP_sections_next", ""},
         {"kmpc_dispatch_init_", ""},     {"kmpc_dispatch_next_", ""},
         {"kmpc_dispatch_fini_", ""},
         {"kmpc_for_static_init_", ""},   {"kmpc_for_static_fini", ""},
