@@ -296,34 +296,6 @@ fn an_ordered_region_is_a_lock_and_the_runtimes_waits_are_skipped() {
 }
 
 #[test]
-fn tasks_that_run_inside_the_runtimes_waits_are_work() {
-    // workloads/omp_tasks.c: N tasks of the same length, many of which run
-    // inside a wait that the tracer skips: the task wait of the thread that
-    // made them, the barrier where the team waits, or, nested N deep, the
-    // task wait of the task before (64 deep: more than the tracer's skip
-    // frames hold). Built with GCC (libgomp) and, where it is installed,
-    // with clang (libomp).
-    let dir = tempdir();
-    let mut programs = vec![workload("omp_tasks")];
-    programs.extend(build_with_clang("omp_tasks", "-O1"));
-    let modes = ["taskwait", "barrier", "nested"];
-    let runs = (programs.iter().enumerate()).flat_map(|(k, p)| modes.map(|m| (k, p, m)));
-    for (k, program, wait) in runs {
-        let insns_of_work = |n: &str| {
-            let t = dir.path().join(format!("trace-{k}-{wait}-{n}"));
-            trace_ok(&t, program, &[n, wait]);
-            let r = analyze_json(&t, &["--warp", "4"]);
-            function(width(&r, 4), "work")["thread_instructions"]
-                .as_u64()
-                .unwrap()
-        };
-        let one = insns_of_work("1");
-        assert!(one > 1000, "{program:?} {wait}: {one}");
-        assert_eq!(insns_of_work("64"), 64 * one, "{program:?} {wait}");
-    }
-}
-
-#[test]
 fn glibs_locks_are_locks() {
     // workloads/glib_locks.c: 8 threads, each a unit; GMutex (futexes, not
     // pthread mutexes), GRecMutex taken twice, GRWLock, g_mutex_trylock.

@@ -217,6 +217,14 @@ pub fn analyze_observed<O: Observer>(
         progress,
     )?;
     warnings.extend(recut.warnings);
+    let inside: u64 = scans.iter().map(|s| s.runtime_calls_inside).sum();
+    if inside > 0 {
+        warnings.push(format!(
+            "{inside} call(s) that the OpenMP runtime made of unit functions (tasks, nested \
+             parallel regions) ran inside another unit or around a worksharing loop's \
+             iterations: each is part of the unit it ran in, or of none, not a unit of its own"
+        ));
+    }
 
     // Iterations of worksharing loops in logical order, loop by loop; other
     // units after them, by thread and time.

@@ -230,6 +230,7 @@ pub(crate) fn recut(
     let mut problems = Vec::new();
     for (s, c) in scans.iter_mut().zip(cut) {
         s.units = c.units;
+        s.runtime_calls_inside = c.runtime_calls_inside;
         problems.extend(c.unit_problems);
     }
     if let Some(first) = problems.first() {

@@ -69,6 +69,10 @@ pub struct ThreadScan {
     /// Functions the OpenMP runtime called through a pointer: the outlined
     /// bodies of parallel regions (and tasks), named or not.
     pub outlined: HashSet<u64>,
+    /// Calls the OpenMP runtime made of unit functions inside a unit open
+    /// (tasks, nested parallel regions): each is part of that unit.
+    #[serde(default)]
+    pub runtime_calls_inside: u64,
 }
 
 /// How to scan.
@@ -129,6 +133,7 @@ impl ScanJob<'_> {
             damage: None,
             used_damaged_chunk: false,
             outlined: HashSet::new(),
+            runtime_calls_inside: 0,
         };
         let mut reader = match self.trace.read_thread(tid) {
             Ok(r) => r,
@@ -207,15 +212,17 @@ impl ScanJob<'_> {
                             _ => None,
                         };
                         let tr = tracker.as_ref().expect("set");
-                        if let (Some(Transition::Call), Some((p, EndKind::IndirectCall))) =
-                            (t, prev)
-                        {
-                            let a = self.canon.block(p).address;
-                            if self.runtime.iter().any(|&(lo, hi)| (lo..hi).contains(&a)) {
-                                out.outlined.insert(tr.top().entry);
+                        let by_runtime = match (t, prev) {
+                            (Some(Transition::Call), Some((p, EndKind::IndirectCall))) => {
+                                let a = self.canon.block(p).address;
+                                self.runtime.iter().any(|&(lo, hi)| (lo..hi).contains(&a))
                             }
+                            _ => false,
+                        };
+                        if by_runtime {
+                            out.outlined.insert(tr.top().entry);
                         }
-                        units.step(pos, &s, t, tr, call_sp);
+                        units.step(pos, &s, t, tr, call_sp, by_runtime);
                         out.loops.step(s.cblock, tr);
                         prev_call_sp = call_push(s.accesses);
                         last_sym = self.canon.block(s.cblock).function;
@@ -320,7 +327,7 @@ impl ScanJob<'_> {
             cfg.end(tr);
         }
         out.loops.finish();
-        (out.units, out.unit_problems) = units
+        (out.units, out.unit_problems, out.runtime_calls_inside) = units
             .map(|u| u.finish(Pos { event, piece: 0 }))
             .unwrap_or_default();
         out.skipped_in = skipped_in.into_iter().collect();

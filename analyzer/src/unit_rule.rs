@@ -172,9 +172,13 @@ impl UnitsRule {
 }
 
 /// Whether a raw symbol names an OpenMP outlined function (GCC's
-/// `FN._omp_fn.N`, clang's `.omp_outlined.`).
+/// `FN._omp_fn.N`, clang's `.omp_outlined.`, and clang's `.omp_task_entry.`,
+/// through which libomp runs a task's outlined body, as libgomp runs GCC's
+/// directly).
 pub(crate) fn is_outlined(name: &str) -> bool {
-    name.contains("._omp_fn.") || name.contains(".omp_outlined.")
+    name.contains("._omp_fn.")
+        || name.contains(".omp_outlined.")
+        || name.contains(".omp_task_entry.")
 }
 
 #[cfg(test)]
@@ -188,5 +192,15 @@ mod tests {
         }
         assert!("loop:f".parse::<UnitSpec>().is_err());
         assert!("iter:".parse::<UnitSpec>().unwrap_err().contains("missing"));
+    }
+
+    #[test]
+    fn outlined_names() {
+        for name in ["main._omp_fn.0", ".omp_outlined..5", ".omp_task_entry..4"] {
+            assert!(is_outlined(name), "{name}");
+        }
+        for name in ["main", ".omp.reduction.reduction_func", "GOMP_parallel"] {
+            assert!(!is_outlined(name), "{name}");
+        }
     }
 }

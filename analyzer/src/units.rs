@@ -132,6 +132,9 @@ struct Cut {
     /// Stretches whose iterations could not be cut as the runtime handed
     /// them out.
     problems: Vec<String>,
+    /// Calls the OpenMP runtime made of unit functions inside the unit
+    /// open: tasks and nested parallel regions, part of that unit.
+    pub(super) runtime_calls_inside: u64,
     /// By frame depth: the stack pointer its frame began with, when its
     /// call was seen with addresses (the base of an iteration's GPU-local
     /// stack: the same for every iteration of the frame, whatever ran
@@ -155,6 +158,7 @@ impl UnitCutter {
                 sites: HashMap::new(),
                 call: None,
                 problems: Vec::new(),
+                runtime_calls_inside: 0,
                 frame_sp: Vec::new(),
             },
         }
@@ -163,7 +167,8 @@ impl UnitCutter {
     /// Takes the step at `pos`, reached by `t` (`None` for the thread's
     /// first step, and where the `--only` region is entered); `tracker` is
     /// already past it. `call_sp` is the address the last call pushed its
-    /// return address to, when `t` is a call (or the region's entry).
+    /// return address to, when `t` is a call (or the region's entry);
+    /// `by_runtime`, whether the OpenMP runtime made that call.
     // Always inlined: the scan calls it on every step, and most steps stay in
     // their frame and change little.
     #[inline(always)]
@@ -174,6 +179,7 @@ impl UnitCutter {
         t: Option<Transition>,
         tracker: &FrameTracker,
         call_sp: Option<u64>,
+        by_runtime: bool,
     ) {
         let cut = &mut self.cut;
         cut.traced += u64::from(step.insns);
@@ -207,8 +213,11 @@ impl UnitCutter {
                         t,
                         None | Some(Transition::Call) | Some(Transition::TailCall)
                     );
-                    if cut.open.is_none() && entered && set.entries.contains(&top.entry) {
-                        cut.begin(pos, step, depth, top.entry, top.sym, call_sp);
+                    if entered && set.entries.contains(&top.entry) {
+                        match cut.open {
+                            None => cut.begin(pos, step, depth, top.entry, top.sym, call_sp),
+                            Some(_) => cut.runtime_calls_inside += u64::from(by_runtime),
+                        }
                     }
                 }
                 Cutter::Iterations(function, lp) => {
@@ -235,7 +244,7 @@ impl UnitCutter {
                 }
                 Cutter::Worksharing(plan, calls) => {
                     if let Some(set) = calls {
-                        cut.call_fallback(set, pos, step, t, tracker, call_sp);
+                        cut.call_fallback(set, pos, step, t, tracker, (call_sp, by_runtime));
                     }
                     cut.worksharing(plan, pos, step, tracker);
                 }
@@ -305,8 +314,9 @@ impl UnitCutter {
     }
 
     /// The thread ended at `end`: closes the open unit and returns them all
-    /// with the problems found (see [`UnitCutter::problems`]).
-    pub fn finish(mut self, end: Pos) -> (Vec<Unit>, Vec<String>) {
+    /// with the problems found (see [`UnitCutter::problems`]) and the calls
+    /// the OpenMP runtime made of unit functions inside units.
+    pub fn finish(mut self, end: Pos) -> (Vec<Unit>, Vec<String>, u64) {
         let cut = &mut self.cut;
         cut.end_stretch(end);
         cut.close(end);
@@ -317,7 +327,11 @@ impl UnitCutter {
             whole.insns = cut.traced;
             cut.units.push(whole);
         }
-        (self.cut.units, self.cut.problems)
+        (
+            self.cut.units,
+            self.cut.problems,
+            self.cut.runtime_calls_inside,
+        )
     }
 }
 

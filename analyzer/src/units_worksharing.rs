@@ -37,7 +37,9 @@ impl Stretch {
 }
 
 impl Cut {
-    /// One step of the worksharing cutter's call units.
+    /// One step of the worksharing cutter's call units; `call` is the stack
+    /// pointer of the call `t` (when it is one) and whether the OpenMP
+    /// runtime made it.
     pub(super) fn call_fallback(
         &mut self,
         set: &CallSet,
@@ -45,7 +47,7 @@ impl Cut {
         step: &Step,
         t: Option<Transition>,
         tracker: &FrameTracker,
-        sp: Option<u64>,
+        (sp, by_runtime): (Option<u64>, bool),
     ) {
         let (depth, top) = (tracker.depth(), tracker.top());
         if let Some((d, taken)) = self.call {
@@ -60,13 +62,15 @@ impl Cut {
             t,
             None | Some(Transition::Call) | Some(Transition::TailCall)
         );
-        if self.call.is_none()
-            && self.stretch.is_none()
-            && entered
-            && set.entries.contains(&top.entry)
-        {
-            self.begin(pos, step, depth, top.entry, top.sym, sp);
-            self.call = Some((depth, false));
+        if entered && set.entries.contains(&top.entry) {
+            if self.call.is_none() && self.stretch.is_none() {
+                self.begin(pos, step, depth, top.entry, top.sym, sp);
+                self.call = Some((depth, false));
+            } else {
+                // a task or a nested region, inside a unit or a call whose
+                // work is cut into iterations
+                self.runtime_calls_inside += u64::from(by_runtime);
+            }
         }
     }
 

@@ -355,19 +355,31 @@ impl FunctionCensus {
             .map(|l| l.body.clone())
     }
 
-    /// Where each stretch is one iteration and its code no loop (the
-    /// sections of a `sections` construct, which the runtime hands out one
-    /// at a time): the iteration block is the first block that runs once in
-    /// every stretch, and the iteration reaches every block the stretches
-    /// ran but where they asked for the next one.
+    /// Where each stretch is one iteration, and the stretches run different
+    /// code from where it begins (the sections of a `sections` construct,
+    /// which the runtime hands out one at a time, each its own code): the
+    /// iteration block is the first block that runs once in every stretch,
+    /// and the iteration reaches every block the stretches ran from there
+    /// but where they asked for the next one. Stretches that all run the
+    /// same code from there are a loop's chunks of one iteration whose loop
+    /// was not found (unrolled, vectorized): not cut.
     fn one_per_stretch(&self, candidates: &[CBlockId]) -> Option<(CBlockId, HashSet<CBlockId>)> {
+        let every = self.at_least.as_ref()?;
         if self.most != 1 {
             return None;
         }
         let block = *candidates.iter().find(|c| !self.fetches.contains(c))?;
-        let mut reach = self.nodes();
-        reach.retain(|c| !self.fetches.contains(c));
-        Some((block, reach))
+        let mut reach = HashSet::from([block]);
+        let mut todo = vec![block];
+        while let Some(b) = todo.pop() {
+            for &(_, to) in self.edges.iter().filter(|&&(from, _)| from == b) {
+                if !self.fetches.contains(&to) && reach.insert(to) {
+                    todo.push(to);
+                }
+            }
+        }
+        let differ = reach.iter().any(|c| !every.contains(c));
+        differ.then_some((block, reach))
     }
 
     /// The blocks the stretches ran at the function's frame.

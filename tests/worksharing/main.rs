@@ -1,6 +1,7 @@
 //! OpenMP worksharing loops through the real tracer: one unit per loop
 //! iteration in logical order, under every schedule whose chunks the runtime
-//! hands out, at -O0..-O3 (workloads/omp_schedules.c derives the figures).
+//! hands out, at -O0..-O3 (workloads/omp_schedules.c derives the figures);
+//! sections, and tasks.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -12,6 +13,7 @@ use std::process::Command;
 mod builds;
 mod forms;
 mod sections;
+mod tasks;
 
 const N: u64 = 1024;
 /// The loops whose chunks libgomp hands out or whose static block the
