@@ -41,6 +41,7 @@ const SOURCES: &[(&str, &str)] = &[
     embed!("trace-format/include", "tf_tracer.h"),
     embed!("trace-format/include", "tf_roles.h"),
     embed!("trace-format/include", "tf_skip.h"),
+    embed!("trace-format/include", "tf_wait_call.h"),
     embed!("trace-format/include", "tf_worksharing.h"),
     embed!("trace-format/include", "tf_requests.h"),
     embed!("tracer-valgrind", "tf_omp_preload.c"),

@@ -163,7 +163,8 @@ fn same_instances(libs: &(PathBuf, PathBuf), program: &Path, args: &[&str]) -> I
 }
 
 /// gcc's libgomp: every schedule (runtime-handed chunks and inline static
-/// schedules), combined `parallel for`s started in one call, and sections.
+/// schedules), combined `parallel for`s started in one call, sections and
+/// doacross loops.
 #[test]
 fn native_preload_sees_the_loops_the_valgrind_tool_records_with_libgomp() {
     let dir = tempdir();
@@ -186,6 +187,15 @@ fn native_preload_sees_the_loops_the_valgrind_tool_records_with_libgomp() {
             let sections = same_instances(&libs, &workload_at("omp_sections", opt), &[form, "3"]);
             let want = BTreeMap::from([(1, 8), (2, 8), (3, 8)]);
             assert_eq!(sections.chunked, want, "{opt}: omp_sections {form}");
+        }
+        // doacross loops: 16 iterations of a chain, 15 rows of a grid
+        for (mode, trip) in [("chain", 16), ("grid", 15)] {
+            let doacross = same_instances(&libs, &workload_at("omp_doacross", opt), &["16", mode]);
+            assert_eq!(
+                doacross.chunked,
+                BTreeMap::from([(1, trip)]),
+                "{opt}: {mode}"
+            );
         }
     }
 }

@@ -50,6 +50,8 @@ typedef unsigned long W_;
 #define CALL_FN_W_W(r, f, a) TF_CALL(r, f, (W_), (W_)(a))
 #define CALL_FN_W_WW(r, f, a, b) TF_CALL(r, f, (W_, W_), (W_)(a), (W_)(b))
 #define CALL_FN_W_WWW(r, f, a, b, c) TF_CALL(r, f, (W_, W_, W_), (W_)(a), (W_)(b), (W_)(c))
+#define CALL_FN_W_WWWW(r, f, a, b, c, d) \
+   TF_CALL(r, f, (W_, W_, W_, W_), (W_)(a), (W_)(b), (W_)(c), (W_)(d))
 #define CALL_FN_W_5W(r, f, a, b, c, d, e) \
    TF_CALL(r, f, (W_, W_, W_, W_, W_), (W_)(a), (W_)(b), (W_)(c), (W_)(d), (W_)(e))
 #define CALL_FN_W_6W(r, f, a, b, c, d, e, g)                                            \

@@ -174,6 +174,64 @@ GOMP_NEXT(ull_ordered_runtime, ull)
 GOMP_GENERIC_START(start)
 GOMP_GENERIC_START(ordered_start)
 
+/* ---- libgomp's doacross loops (`ordered(n)`, whose iterations wait for
+ * others with depend(sink) and post with depend(source)): the iterations
+ * handed out are the outermost loop's, numbered 0 .. counts[0].
+ * bool GOMP_loop_[ull_]doacross_X_start(ncounts, counts, chunk, *istart,
+ * *iend), _runtime_start without the chunk, and the generic
+ * GOMP_loop_[ull_]doacross_start(ncounts, counts, sched, chunk, *istart,
+ * *iend, reductions, mem); later chunks come from GOMP_loop_X_next. */
+#define GOMP_DOACROSS_START(X, T)                                                     \
+   bool GOMP(GOMP_loop_##X##_start)(unsigned n, T * counts, T c, T * lo, T * hi); \
+   bool GOMP(GOMP_loop_##X##_start)(unsigned n, T * counts, T c, T * lo, T * hi)  \
+   {                                                                                 \
+      OrigFn fn;                                                                     \
+      W r;                                                                           \
+      VALGRIND_GET_ORIG_FN(fn);                                                      \
+      begin(0, (W)counts[0], 1);                                                     \
+      CALL_FN_W_5W(r, fn, n, counts, c, lo, hi);                                     \
+      chunk(ret_bool(r), (W)*lo, (W)*hi);                                            \
+      return ret_bool(r);                                                            \
+   }
+#define GOMP_DOACROSS_RUNTIME_START(X, T)                                        \
+   bool GOMP(GOMP_loop_##X##_start)(unsigned n, T * counts, T * lo, T * hi); \
+   bool GOMP(GOMP_loop_##X##_start)(unsigned n, T * counts, T * lo, T * hi)  \
+   {                                                                            \
+      OrigFn fn;                                                                \
+      W r;                                                                      \
+      VALGRIND_GET_ORIG_FN(fn);                                                 \
+      begin(0, (W)counts[0], 1);                                                \
+      CALL_FN_W_WWWW(r, fn, n, counts, lo, hi);                                 \
+      chunk(ret_bool(r), (W)*lo, (W)*hi);                                       \
+      return ret_bool(r);                                                       \
+   }
+#define GOMP_DOACROSS_GENERIC_START(X, T)                                                   \
+   bool GOMP(GOMP_loop_##X##_start)(unsigned n, T * counts, long sc, T c, T * lo, T * hi, \
+                                    W * red, void **mem);                                 \
+   bool GOMP(GOMP_loop_##X##_start)(unsigned n, T * counts, long sc, T c, T * lo, T * hi, \
+                                    W * red, void **mem)                                  \
+   {                                                                                       \
+      OrigFn fn;                                                                           \
+      W r;                                                                                 \
+      VALGRIND_GET_ORIG_FN(fn);                                                            \
+      if (lo)                                                                              \
+         begin(0, (W)counts[0], 1);                                                        \
+      CALL_FN_W_8W(r, fn, n, counts, sc, c, lo, hi, red, mem);                             \
+      if (lo)                                                                              \
+         chunk(ret_bool(r), (W)*lo, (W)*hi);                                               \
+      return ret_bool(r);                                                                  \
+   }
+GOMP_DOACROSS_START(doacross_static, long)
+GOMP_DOACROSS_START(doacross_dynamic, long)
+GOMP_DOACROSS_START(doacross_guided, long)
+GOMP_DOACROSS_RUNTIME_START(doacross_runtime, long)
+GOMP_DOACROSS_GENERIC_START(doacross, long)
+GOMP_DOACROSS_START(ull_doacross_static, ull)
+GOMP_DOACROSS_START(ull_doacross_dynamic, ull)
+GOMP_DOACROSS_START(ull_doacross_guided, ull)
+GOMP_DOACROSS_RUNTIME_START(ull_doacross_runtime, ull)
+GOMP_DOACROSS_GENERIC_START(ull_doacross, ull)
+
 /* ---- libgomp's sections: a `sections` construct is a worksharing loop
  * whose iterations are its sections, which the runtime numbers from 1 and
  * hands out one at a time: GOMP_sections_start(count) and

@@ -1,7 +1,7 @@
 //! OpenMP worksharing loops through the real tracer: one unit per loop
 //! iteration in logical order, under every schedule whose chunks the runtime
 //! hands out, at -O0..-O3 (workloads/omp_schedules.c derives the figures);
-//! sections, and tasks.
+//! sections, doacross loops and tasks.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -11,6 +11,7 @@ use serde_json::Value;
 use std::process::Command;
 
 mod builds;
+mod doacross;
 mod forms;
 mod sections;
 mod tasks;

@@ -29,7 +29,13 @@ enum tf_arg { TF_ARG_NONE = 0, TF_ARG_RDI, TF_ARG_RSI, TF_ARG_RDX, TF_ARG_FIXED,
 enum tf_taken { TF_TAKEN_ALWAYS = 0, TF_TAKEN_IF_ZERO = 1, TF_TAKEN_IF_NONZERO = 2 };
 
 /* Address-less locks: the entry of the runtime function that takes them. */
-enum { TF_FIXED_OMP_CRITICAL = 0, TF_FIXED_OMP_ATOMIC = 1, TF_FIXED_OMP_ORDERED = 2, TF_N_FIXED = 3 };
+enum {
+    TF_FIXED_OMP_CRITICAL = 0,
+    TF_FIXED_OMP_ATOMIC = 1,
+    TF_FIXED_OMP_ORDERED = 2,
+    TF_FIXED_OMP_DOACROSS = 3,
+    TF_N_FIXED = 4
+};
 
 typedef struct tf_function_role {
     uint8_t role;      /* enum tf_role */
@@ -124,6 +130,20 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"kmpc_ordered", {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
     {"kmpc_end_ordered",
      {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
+    /* so do the parts of a doacross loop's iterations that wait for others
+     * (ordered depend(sink)) until they say they are done (depend(source)) */
+    {"GOMP_doacross_wait",
+     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
+    {"GOMP_doacross_ull_wait",
+     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
+    {"GOMP_doacross_post",
+     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
+    {"GOMP_doacross_ull_post",
+     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
+    {"kmpc_doacross_wait",
+     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
+    {"kmpc_doacross_post",
+     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
     {"GOMP_atomic_start",
      {TF_ROLE_ACQUIRE, TF_LOCK_OMP_ATOMIC, TF_ARG_FIXED, 0, TF_FIXED_OMP_ATOMIC}},
     {"GOMP_atomic_end",

@@ -56,6 +56,9 @@ typedef struct tf_skipper {
     uint64_t traced, skipped;
     /* a callback (tf_skip_callback) returned: its return site is traced */
     uint8_t trace_return_site;
+    /* the thread holds the doacross lock: only an iteration's first wait
+     * takes it (one per depend(sink)), its post releases it */
+    uint8_t doacross;
 } tf_skipper;
 
 static inline tf_skip_frame *tf__skip_top(tf_skipper *s)
@@ -90,6 +93,7 @@ static inline void tf_skip_init(tf_skipper *s, tf_encoder *enc, int only)
     s->n_rw = 0;
     s->traced = s->skipped = 0;
     s->trace_return_site = 0;
+    s->doacross = 0;
     tf__skip_push(s, only ? TF_SKIP_OUTSIDE : TF_MODE_TRACE, TF_POP_NEVER);
 }
 
@@ -160,14 +164,20 @@ static inline void tf__skip_pop(tf_skipper *s, int have_rax, uint64_t rax)
 static inline void tf__skip_enter_fn(tf_skipper *s, const tf_function_role *r, uint64_t lock)
 {
     tf_skip_frame *f;
+    int doacross = r->arg == TF_ARG_FIXED && r->fixed == TF_FIXED_OMP_DOACROSS;
     switch (r->role) {
     case TF_ROLE_ACQUIRE:
         tf__skip_push(s, TF_SKIP_LOCK_RUNTIME, TF_POP_ON_RETURN);
+        if (doacross && s->doacross)
+            return;
+        s->doacross |= (uint8_t)doacross;
         break;
     case TF_ROLE_RELEASE: {
         uint8_t kind =
             r->lock_kind == TF_LOCK_RWLOCK_WRITE ? tf__skip_take_rwlock(s, lock) : r->lock_kind;
-        tf_enc_lock_release(s->enc, kind, lock);
+        if (!doacross || s->doacross)
+            tf_enc_lock_release(s->enc, kind, lock);
+        s->doacross = doacross ? 0 : s->doacross;
         tf__skip_push(s, TF_SKIP_LOCK_RUNTIME, TF_POP_ON_RETURN);
         return;
     }
@@ -228,7 +238,7 @@ static inline int tf_skip_waiting(tf_skipper *s)
  * deeper than the frames go), the rest of the wait is traced instead, its
  * waiting with its tasks: a loss of detail, never of work. Returns 0, and
  * changes nothing, when that block was not counted in the wait's skip.
- * Tracers use it through tf_wait_call_before/_after. */
+ * Tracers use it through tf_wait_call_before/_after (tf_wait_call.h). */
 static inline int tf_skip_callback(tf_skipper *s, uint32_t call_insns)
 {
     tf_skip_frame *f = tf__skip_top(s);
@@ -245,49 +255,6 @@ static inline int tf_skip_callback(tf_skipper *s, uint32_t call_insns)
     tf__skip_push(s, TF_MODE_TRACE, TF_POP_ON_RETURN);
     tf__skip_top(s)->callback = 1;
     return 1;
-}
-
-/* The most memory operands of a runtime block whose indirect call can be
- * recorded as a callback; a call block has a few. */
-#define TF_CALLBACK_MAX_OPS 16
-
-/* The OpenMP runtime's last block while the thread waited, when it ended
- * in an indirect call: kept aside, and recorded if the callee turns out to
- * be the program's (tf_skip_callback). */
-typedef struct tf_wait_call {
-    int pending;
-    uint32_t id, n_insns, n_ops;
-    uint64_t addrs[TF_CALLBACK_MAX_OPS];
-} tf_wait_call;
-
-/* Before the execution of a block (`in_runtime`: of an OpenMP runtime
- * module): whether the caller must now record the kept call, a complete
- * execution of block c->id with c->n_insns, c->n_ops and c->addrs, because
- * this block is the program's code called back while the thread waits. */
-static inline int tf_wait_call_before(tf_skipper *s, tf_wait_call *c, int in_runtime)
-{
-    int record = c->pending && !in_runtime && tf_skip_waiting(s) && tf_skip_callback(s, c->n_insns);
-    c->pending = 0;
-    return record;
-}
-
-/* After the execution of block `id` (after tf_skip_ran): keeps it aside when
- * it is a complete one of the runtime's (`in_runtime`) that ended in an
- * indirect call while the thread waits. */
-static inline void tf_wait_call_after(tf_skipper *s, tf_wait_call *c, uint32_t id, unsigned end,
-                                      int in_runtime, int complete, uint32_t n_insns,
-                                      uint32_t n_ops, const uint64_t *addrs)
-{
-    uint32_t j;
-    if (!complete || end != TF_END_INDIRECT_CALL || !in_runtime || n_ops > TF_CALLBACK_MAX_OPS ||
-        !tf_skip_waiting(s))
-        return;
-    c->pending = 1;
-    c->id = id;
-    c->n_insns = n_insns;
-    c->n_ops = n_ops;
-    for (j = 0; j < n_ops; j++)
-        c->addrs[j] = addrs[j];
 }
 
 /* After the block execution tf_skip_enter was asked about: `n_insns` ran;

@@ -56,6 +56,7 @@ static inline void tf_thread_file_name(char *out, uint64_t tid)
 
 #include "tf_roles.h" /* 2. roles of functions */
 #include "tf_skip.h" /* 3. the skip state machine */
+#include "tf_wait_call.h" /* 3. and the runtime's calls of the program in waits */
 
 /* ------------------------------------------------------------------ */
 /* 4. The manifest (FORMAT.md section 7)                               */
