@@ -14,6 +14,7 @@ mod builds;
 mod doacross;
 mod forms;
 mod sections;
+mod single;
 mod tasks;
 
 const N: u64 = 1024;

@@ -171,6 +171,10 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"kmpc_barrier", TF__WAIT},
     {"kmpc_omp_taskwait", TF__WAIT},
     {"kmpc_end_taskgroup", TF__WAIT},
+    /* a single's copyprivate: the team waits for the thread that ran it */
+    {"GOMP_single_copy_start", TF__WAIT},
+    {"GOMP_single_copy_end", TF__WAIT},
+    {"kmpc_copyprivate", TF__WAIT},
     {"pthread_create", {TF_ROLE_CREATE, 0, TF_ARG_RDX, 0, 0}},
 };
 #define TF_N_RUNTIME_FNS (sizeof tf_runtime_fns / sizeof tf_runtime_fns[0])
