@@ -24,16 +24,9 @@
 #include <string.h>
 
 #define WORK 64
+#include "work.h"
 #define MAX_N 256
 static long total, grid[MAX_N][MAX_N];
-
-__attribute__((noinline)) long work(long i)
-{
-    long v = 0;
-    for (long k = 0; k < WORK; k++)
-        v += k ^ i;
-    return v;
-}
 
 __attribute__((noinline)) void append(long v)
 {

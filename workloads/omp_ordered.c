@@ -16,16 +16,9 @@
 #include <stdlib.h>
 
 #define WORK 64
+#include "work.h"
 static long list[4096];
 static long length, threads;
-
-__attribute__((noinline)) long work(long i)
-{
-    long v = 0;
-    for (long k = 0; k < WORK; k++)
-        v += k ^ i;
-    return v;
-}
 
 __attribute__((noinline)) void append(long v)
 {

@@ -16,15 +16,8 @@
 #include <string.h>
 
 #define WORK 1000
+#include "work.h"
 static long out[4096];
-
-__attribute__((noinline)) long work(long i)
-{
-    long v = 0;
-    for (long k = 0; k < WORK; k++)
-        v += k ^ i;
-    return v;
-}
 
 /* Task i of a chain of n: work(i), then task i + 1, waited for. */
 static void chain(long i, long n)
