@@ -9,7 +9,11 @@
  *
  * Hand-derived, for the tf figures: work's thread instructions are N times
  * those of one task, wherever the tasks ran: a task run inside the runtime's
- * wait is the program's work, not a wait to skip.
+ * wait is the program's work, not a wait to skip. Each task is a unit
+ * (taskwait, barrier: N units, work at 100% SIMT efficiency, the region's
+ * calls no unit), but a task that runs inside another task, waiting for it,
+ * is part of it (nested: fewer units than tasks, and a warning counts the
+ * tasks that ran inside others).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,6 +15,7 @@ use crate::scan_index::FirstPass;
 use crate::segments::Segments;
 use crate::sink::{Context, Nobody, Observer};
 use crate::symbols::{SourceLines, Symbols};
+use crate::tasks::{inside_warning, RuntimeCalls};
 use crate::unit_rule::UnitSpec;
 use crate::unit_rule::UnitsRule;
 use crate::unit_starts::{Places, UnitStarts};
@@ -217,14 +218,11 @@ pub fn analyze_observed<O: Observer>(
         progress,
     )?;
     warnings.extend(recut.warnings);
-    let inside: u64 = scans.iter().map(|s| s.runtime_calls_inside).sum();
-    if inside > 0 {
-        warnings.push(format!(
-            "{inside} call(s) that the OpenMP runtime made of unit functions (tasks, nested \
-             parallel regions) ran inside another unit or around a worksharing loop's \
-             iterations: each is part of the unit it ran in, or of none, not a unit of its own"
-        ));
+    let mut inside = RuntimeCalls::default();
+    for s in &scans {
+        inside.add(&s.runtime_calls_inside);
     }
+    warnings.extend(inside_warning(&inside));
 
     // Iterations of worksharing loops in logical order, loop by loop; other
     // units after them, by thread and time.

@@ -35,6 +35,7 @@ pub mod static_schedule;
 mod static_split;
 pub mod stats;
 pub mod symbols;
+pub mod tasks;
 pub mod unit_rule;
 pub mod unit_source;
 pub mod unit_starts;

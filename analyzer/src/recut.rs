@@ -6,8 +6,9 @@ use crate::analysis::{Error, Progress};
 use crate::cfg::Cfgs;
 use crate::loops::outermost_loop;
 use crate::scan::{ScanJob, ThreadScan};
+use crate::tasks::{RuntimeCalls, TaskPlan};
 use crate::unit_rule::{is_outlined, UnitsRule};
-use crate::units::Cutter;
+use crate::units::{CallSet, Cutter};
 use crate::worksharing::{
     check_numbering, Iteration, IterationLoop, IterationPlan, LoopCensus, LoopSite,
 };
@@ -74,9 +75,21 @@ pub(crate) fn recut(
     progress: &dyn Progress,
 ) -> Result<Recut, Error> {
     let mut census = LoopCensus::default();
+    let mut inside = RuntimeCalls::default();
     for s in scans.iter_mut() {
         census.merge(std::mem::take(&mut s.loops));
+        inside.add(&s.runtime_calls_inside);
     }
+    // OpenMP tasks, and the regions they ran in (crate::tasks).
+    let tasks = match rule {
+        UnitsRule::OpenMp(_) => TaskPlan::new(&inside),
+        _ => TaskPlan::default(),
+    };
+    let calls = CallSet {
+        tasks: tasks.clone(),
+        ..rule.calls()
+    };
+    let tasks_are = tasks.units_are();
     // The worksharing loops to cut: all of them, or those of FN.
     let entries: Option<&[u64]> = match rule {
         UnitsRule::OpenMp(_) => Some(&[]),
@@ -143,16 +156,17 @@ pub(crate) fn recut(
             };
             let plan = Arc::new(plan);
             (
-                Box::new(move |_| Cutter::Worksharing(plan.clone(), Some(rule.calls()))),
+                Box::new(move |_| Cutter::Worksharing(plan.clone(), Some(calls.clone()))),
                 format!(
                     "each iteration of {instances} OpenMP worksharing loop instance(s){statics}, \
-                     in logical order; each call of an outlined function{unnamed} otherwise"
+                     in logical order; each call of an outlined function{unnamed} otherwise\
+                     {tasks_are}"
                 ),
             )
         }
-        (UnitsRule::OpenMp(_), None) if cut_again => (
-            Box::new(|start| rule.cutter(start)),
-            format!("each call of an OpenMP outlined function{unnamed}"),
+        (UnitsRule::OpenMp(_), None) if cut_again || !tasks.is_empty() => (
+            Box::new(move |_| Cutter::Calls(calls.clone(), false)),
+            format!("each call of an OpenMP outlined function{unnamed}{tasks_are}"),
         ),
         (UnitsRule::OpenMp(_), None) => {
             return Ok(whole("each call of an OpenMP outlined function"))

@@ -5,6 +5,7 @@
 use crate::blocks::{CBlockId, CanonicalBlocks, PieceCursor};
 use crate::cfg::CfgBuilder;
 use crate::frames::{FrameTracker, Transition};
+use crate::tasks::RuntimeCalls;
 use crate::units::{Cutter, Pos, Unit, UnitCutter};
 use crate::worksharing::LoopCensus;
 use std::collections::HashSet;
@@ -69,10 +70,10 @@ pub struct ThreadScan {
     /// Functions the OpenMP runtime called through a pointer: the outlined
     /// bodies of parallel regions (and tasks), named or not.
     pub outlined: HashSet<u64>,
-    /// Calls the OpenMP runtime made of unit functions inside a unit open
-    /// (tasks, nested parallel regions): each is part of that unit.
+    /// Calls the OpenMP runtime made of unit functions that began no unit
+    /// (tasks, nested parallel regions: crate::tasks).
     #[serde(default)]
-    pub runtime_calls_inside: u64,
+    pub runtime_calls_inside: RuntimeCalls,
 }
 
 /// How to scan.
@@ -133,7 +134,7 @@ impl ScanJob<'_> {
             damage: None,
             used_damaged_chunk: false,
             outlined: HashSet::new(),
-            runtime_calls_inside: 0,
+            runtime_calls_inside: RuntimeCalls::default(),
         };
         let mut reader = match self.trace.read_thread(tid) {
             Ok(r) => r,

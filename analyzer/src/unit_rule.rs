@@ -4,6 +4,7 @@
 
 use crate::analysis::Error;
 use crate::symbols::Symbols;
+use crate::tasks::TaskPlan;
 use crate::units::{CallSet, Cutter};
 use std::collections::HashSet;
 use std::fmt;
@@ -146,6 +147,7 @@ impl UnitsRule {
         match self {
             UnitsRule::Calls(set) | UnitsRule::OpenMp(set) => CallSet {
                 entries: set.clone(),
+                tasks: TaskPlan::default(),
             },
             _ => CallSet::default(),
         }
@@ -162,6 +164,7 @@ impl UnitsRule {
                 Some(e) => Cutter::Calls(
                     CallSet {
                         entries: HashSet::from([e]),
+                        tasks: TaskPlan::default(),
                     },
                     true,
                 ),

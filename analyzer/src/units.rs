@@ -20,6 +20,7 @@
 
 use crate::blocks::{CBlockId, Step};
 use crate::frames::{FrameTracker, Transition};
+use crate::tasks::{RuntimeCalls, TaskPlan};
 use crate::worksharing::{Iteration, IterationLoop, IterationPlan};
 use std::collections::HashMap;
 use std::collections::HashSet;
@@ -80,6 +81,10 @@ pub struct Unit {
 pub struct CallSet {
     /// Entry addresses.
     pub entries: HashSet<u64>,
+    /// Which of them are OpenMP tasks, whose calls are units wherever the
+    /// runtime makes them, and which the regions they ran in, whose calls
+    /// are none (crate::tasks).
+    pub tasks: TaskPlan,
 }
 
 /// Where units of one thread begin and end, decided step by step.
@@ -132,9 +137,9 @@ struct Cut {
     /// Stretches whose iterations could not be cut as the runtime handed
     /// them out.
     problems: Vec<String>,
-    /// Calls the OpenMP runtime made of unit functions inside the unit
-    /// open: tasks and nested parallel regions, part of that unit.
-    pub(super) runtime_calls_inside: u64,
+    /// Calls the OpenMP runtime made of unit functions that began no unit
+    /// (crate::tasks).
+    pub(super) inside: RuntimeCalls,
     /// By frame depth: the stack pointer its frame began with, when its
     /// call was seen with addresses (the base of an iteration's GPU-local
     /// stack: the same for every iteration of the frame, whatever ran
@@ -158,7 +163,7 @@ impl UnitCutter {
                 sites: HashMap::new(),
                 call: None,
                 problems: Vec::new(),
-                runtime_calls_inside: 0,
+                inside: RuntimeCalls::default(),
                 frame_sp: Vec::new(),
             },
         }
@@ -209,14 +214,25 @@ impl UnitCutter {
                     if cut.open.as_ref().is_some_and(|o| depth < o.depth) {
                         cut.close(pos);
                     }
+                    if cut.call.is_some_and(|(d, _)| depth < d) {
+                        cut.call = None;
+                    }
                     let entered = matches!(
                         t,
                         None | Some(Transition::Call) | Some(Transition::TailCall)
                     );
                     if entered && set.entries.contains(&top.entry) {
-                        match cut.open {
-                            None => cut.begin(pos, step, depth, top.entry, top.sym, call_sp),
-                            Some(_) => cut.runtime_calls_inside += u64::from(by_runtime),
+                        let region = set.tasks.regions.contains(&top.entry);
+                        match &cut.open {
+                            // a task region's call: its tasks are the units,
+                            // the runtime's calls in it
+                            None if region => cut.call = cut.call.or(Some((depth, true))),
+                            None if cut.call.is_none() || by_runtime => {
+                                cut.begin(pos, step, depth, top.entry, top.sym, call_sp)
+                            }
+                            None => {}
+                            Some(o) if by_runtime => cut.inside.note(top.entry, Some(o.unit.root)),
+                            Some(_) => {}
                         }
                     }
                 }
@@ -263,10 +279,16 @@ impl UnitCutter {
             // unit, even when the runtime handed it none (and when the loop
             // runs in a function it calls: clang -O0's outlined wrappers).
             let cut = &mut self.cut;
-            if let (Some((d, false)), Some(o)) = (cut.call, &cut.open) {
-                if plan.cuts(o.unit.root) || plan.cuts_instance(chunk.loop_id) {
-                    cut.open = None;
-                    cut.call = Some((d, true));
+            if let Some(o) = &cut.open {
+                let cuts = plan.cuts(o.unit.root) || plan.cuts_instance(chunk.loop_id);
+                match cut.call {
+                    Some((d, false)) if cuts => {
+                        cut.open = None;
+                        cut.call = Some((d, true));
+                    }
+                    // a task's or nested region's call, in a region's call
+                    Some((_, true)) if cuts => cut.open = None,
+                    _ => {}
                 }
             }
             self.cut.stretch = (chunk.count > 0).then(|| Stretch::new(chunk));
@@ -315,8 +337,8 @@ impl UnitCutter {
 
     /// The thread ended at `end`: closes the open unit and returns them all
     /// with the problems found (see [`UnitCutter::problems`]) and the calls
-    /// the OpenMP runtime made of unit functions inside units.
-    pub fn finish(mut self, end: Pos) -> (Vec<Unit>, Vec<String>, u64) {
+    /// the OpenMP runtime made of unit functions that began no unit.
+    pub fn finish(mut self, end: Pos) -> (Vec<Unit>, Vec<String>, RuntimeCalls) {
         let cut = &mut self.cut;
         cut.end_stretch(end);
         cut.close(end);
@@ -327,11 +349,7 @@ impl UnitCutter {
             whole.insns = cut.traced;
             cut.units.push(whole);
         }
-        (
-            self.cut.units,
-            self.cut.problems,
-            self.cut.runtime_calls_inside,
-        )
+        (self.cut.units, self.cut.problems, self.cut.inside)
     }
 }
 

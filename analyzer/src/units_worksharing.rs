@@ -58,18 +58,30 @@ impl Cut {
                 self.call = None;
             }
         }
+        // a task that began in a region's call returned
+        if self.stretch.is_none() && self.open.as_ref().is_some_and(|o| depth < o.depth) {
+            self.close(pos);
+        }
         let entered = matches!(
             t,
             None | Some(Transition::Call) | Some(Transition::TailCall)
         );
         if entered && set.entries.contains(&top.entry) {
+            let idle = self.open.is_none() && self.stretch.is_none();
             if self.call.is_none() && self.stretch.is_none() {
+                // a task region's call is no unit: its tasks are
+                let region = set.tasks.regions.contains(&top.entry);
+                if !region {
+                    self.begin(pos, step, depth, top.entry, top.sym, sp);
+                }
+                self.call = Some((depth, region));
+            } else if by_runtime && idle && set.tasks.tasks.contains(&top.entry) {
                 self.begin(pos, step, depth, top.entry, top.sym, sp);
-                self.call = Some((depth, false));
-            } else {
+            } else if by_runtime {
                 // a task or a nested region, inside a unit or a call whose
                 // work is cut into iterations
-                self.runtime_calls_inside += u64::from(by_runtime);
+                let host = self.open.as_ref().map(|o| o.unit.root);
+                self.inside.note(top.entry, host);
             }
         }
     }
