@@ -1,6 +1,7 @@
-//! OpenMP tasks: their work is counted wherever the runtime runs them, each
-//! is a unit, and a task run inside another task is part of it
-//! (workloads/omp_tasks.c derives the figures).
+//! OpenMP tasks and nested regions: a task's work is counted wherever the
+//! runtime runs it, each task is a unit, and a task run inside another task
+//! is part of it; a nested region's inner calls are the units
+//! (workloads/omp_tasks.c and omp_nested.c derive the figures).
 
 use super::*;
 
@@ -59,5 +60,26 @@ fn tasks_that_run_inside_the_runtimes_waits_are_work_and_units() {
         let one = insns_of_work(1);
         assert!(one > 1000, "{program:?} {wait}: {one}");
         assert_eq!(insns_of_work(64), 64 * one, "{program:?} {wait}");
+    }
+}
+
+/// Nested parallel regions (workloads/omp_nested.c): the inner region's
+/// calls are the units, wherever the runtime makes them, and the outer
+/// region's calls none. Built with GCC and, where it is installed, clang.
+#[test]
+fn nested_regions_are_cut_into_their_inner_calls() {
+    let mut programs = vec![workload("omp_nested")];
+    programs.extend(build_with_clang("omp_nested", "-O1"));
+    for program in &programs {
+        let dir = tempdir();
+        let t = dir.path().join("trace");
+        trace_ok(&t, program, &[]);
+        let r = analyze_json(&t, &["--warp", "4"]);
+        let warnings = r["warnings"].as_array().unwrap();
+        assert!(warnings.is_empty(), "{program:?}: {warnings:?}");
+        let res = width(&r, 4);
+        assert_eq!(res["units"], 4, "{program:?}");
+        let f = function(res, "inner_work");
+        assert_eq!(f["simt_efficiency"].as_f64().unwrap(), 1.0, "{program:?}");
     }
 }
