@@ -218,10 +218,7 @@ pub fn analyze_observed<O: Observer>(
         progress,
     )?;
     warnings.extend(recut.warnings);
-    let mut inside = RuntimeCalls::default();
-    for s in &scans {
-        inside.add(&s.runtime_calls_inside);
-    }
+    let inside = RuntimeCalls::total(scans.iter().map(|s| &s.runtime_calls_inside));
     warnings.extend(inside_warning(&inside));
 
     // Iterations of worksharing loops in logical order, loop by loop; other

@@ -75,14 +75,14 @@ pub(crate) fn recut(
     progress: &dyn Progress,
 ) -> Result<Recut, Error> {
     let mut census = LoopCensus::default();
-    let mut inside = RuntimeCalls::default();
     for s in scans.iter_mut() {
         census.merge(std::mem::take(&mut s.loops));
-        inside.add(&s.runtime_calls_inside);
     }
     // OpenMP tasks, and the regions they ran in (crate::tasks).
     let tasks = match rule {
-        UnitsRule::OpenMp(_) => TaskPlan::new(&inside),
+        UnitsRule::OpenMp(_) => TaskPlan::new(&RuntimeCalls::total(
+            scans.iter().map(|s| &s.runtime_calls_inside),
+        )),
         _ => TaskPlan::default(),
     };
     let calls = CallSet {

@@ -37,11 +37,15 @@ impl RuntimeCalls {
         self.hosts.extend(host);
     }
 
-    /// Adds `other`'s calls.
-    pub fn add(&mut self, other: &RuntimeCalls) {
-        self.count += other.count;
-        self.functions.extend(&other.functions);
-        self.hosts.extend(&other.hosts);
+    /// All of `calls` (of several threads) together.
+    pub fn total<'a>(calls: impl IntoIterator<Item = &'a RuntimeCalls>) -> RuntimeCalls {
+        let mut all = RuntimeCalls::default();
+        for c in calls {
+            all.count += c.count;
+            all.functions.extend(&c.functions);
+            all.hosts.extend(&c.hosts);
+        }
+        all
     }
 }
 
@@ -83,6 +87,10 @@ impl TaskPlan {
     pub(crate) fn units_are(&self) -> String {
         match (self.tasks.len(), self.regions.len()) {
             (0, _) => String::new(),
+            (t, 0) => format!(
+                "; each call of {t} outlined function(s) that the OpenMP runtime ran inside other \
+                 calls (tasks, nested parallel regions)"
+            ),
             (t, r) => format!(
                 "; each call of {t} outlined function(s) that the OpenMP runtime ran inside the \
                  calls of {r} other(s) (tasks, nested parallel regions), instead of those"

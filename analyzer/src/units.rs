@@ -132,14 +132,15 @@ struct Cut {
     /// Where each worksharing loop instance began in this thread.
     sites: HashMap<u64, CBlockId>,
     /// A call unit of the worksharing fallback: its depth, and whether the
-    /// runtime handed out a chunk inside it (its unit was then dropped).
+    /// runtime handed out a chunk inside it (its unit was then dropped); or
+    /// a call that is no unit because its tasks are (crate::tasks).
     call: Option<(usize, bool)>,
     /// Stretches whose iterations could not be cut as the runtime handed
     /// them out.
     problems: Vec<String>,
     /// Calls the OpenMP runtime made of unit functions that began no unit
     /// (crate::tasks).
-    pub(super) inside: RuntimeCalls,
+    inside: RuntimeCalls,
     /// By frame depth: the stack pointer its frame began with, when its
     /// call was seen with addresses (the base of an iteration's GPU-local
     /// stack: the same for every iteration of the frame, whatever ran
