@@ -236,7 +236,7 @@ pub(crate) fn recut(
         ..*job
     };
     let bytes: u64 = job.trace.threads().iter().map(|t| t.size).sum();
-    progress.stage("cutting iterations", bytes);
+    progress.stage("cutting units", bytes);
     let cut: Vec<ThreadScan> = scans
         .par_iter()
         .map(|s| job.scan(s.tid, &cutter, None))
