@@ -1,11 +1,12 @@
-/* omp_tasks N [taskwait|barrier|nested]: one thread of an OpenMP team of
+/* omp_tasks N [taskwait|barrier|nested|taskloop]: one thread of an OpenMP team of
  * 4 creates N tasks, each computing work(i), the same fixed-length loop for
  * every i, and either waits for them (taskwait, the default) or goes on to
  * the barrier at the end of its `single`, where the team waits for them
  * (barrier: GOMP_barrier). The team's threads run the tasks, many of them
  * inside that wait. `nested` makes a chain instead: task i computes
- * work(i), creates task i + 1 and waits for it, N deep. Prints the
- * threads and the sum of the results.
+ * work(i), creates task i + 1 and waits for it, N deep. `taskloop` runs
+ * the N iterations as a taskloop with the runtime's default grain (tasks of
+ * several iterations each). Prints the threads and the sum of the results.
  *
  * Hand-derived, for the tf figures: work's thread instructions are N times
  * those of one task, wherever the tasks ran: a task run inside the runtime's
@@ -13,7 +14,9 @@
  * (taskwait, barrier: N units, work at 100% SIMT efficiency, the region's
  * calls no unit), but a task that runs inside another task, waiting for it,
  * is part of it (nested: fewer units than tasks, and a warning counts the
- * tasks that ran inside others).
+ * tasks that ran inside others). A taskloop's task is one unit whatever the
+ * number of iterations it holds (taskloop: as many units as the runtime
+ * made tasks, fewer than N, and a warning says so).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,14 +45,20 @@ int main(int argc, char **argv)
         return 2;
     const char *mode = argc > 2 ? argv[2] : "taskwait";
     int taskwait = strcmp(mode, "barrier") != 0, nested = strcmp(mode, "nested") == 0;
+    int taskloop = strcmp(mode, "taskloop") == 0;
     long threads = 0;
 #pragma omp parallel num_threads(4)
     {
 #pragma omp single
         {
-            for (long i = 0; i < n && !nested; i++) {
+            for (long i = 0; i < n && !nested && !taskloop; i++) {
 #pragma omp task firstprivate(i)
                 out[i] = work(i);
+            }
+            if (taskloop) {
+#pragma omp taskloop
+                for (long i = 0; i < n; i++)
+                    out[i] = work(i);
             }
             if (nested) {
 #pragma omp task

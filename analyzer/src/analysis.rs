@@ -15,7 +15,7 @@ use crate::scan_index::FirstPass;
 use crate::segments::Segments;
 use crate::sink::{Context, Nobody, Observer};
 use crate::symbols::{SourceLines, Symbols};
-use crate::tasks::{inside_warning, RuntimeCalls};
+use crate::tasks::{inside_warning, is_taskloop, taskloop_warning, RuntimeCalls};
 use crate::unit_rule::UnitSpec;
 use crate::unit_rule::UnitsRule;
 use crate::unit_starts::{Places, UnitStarts};
@@ -220,6 +220,9 @@ pub fn analyze_observed<O: Observer>(
     warnings.extend(recut.warnings);
     let inside = RuntimeCalls::total(scans.iter().map(|s| &s.runtime_calls_inside));
     warnings.extend(inside_warning(&inside));
+    if matches!(units_rule, UnitsRule::OpenMp(_)) && !symbols.matching(is_taskloop).is_empty() {
+        warnings.push(taskloop_warning());
+    }
 
     // Iterations of worksharing loops in logical order, loop by loop; other
     // units after them, by thread and time.

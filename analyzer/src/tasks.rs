@@ -12,7 +12,9 @@
 //! whose work is cut into loop iterations is none. A task that runs inside
 //! a task (one that waits for the tasks it made) stays part of it, and a
 //! task inside a worksharing loop's iteration part of that iteration: a
-//! warning counts those.
+//! warning counts those. A `taskloop`'s task is one unit however many of
+//! the loop's iterations it holds (only the task's data says which): a
+//! warning says so when the program ran one.
 
 use std::collections::HashSet;
 
@@ -97,6 +99,23 @@ impl TaskPlan {
             ),
         }
     }
+}
+
+/// Whether a raw symbol names an OpenMP runtime function that runs a
+/// `taskloop` (libgomp's `GOMP_taskloop`, `GOMP_taskloop_ull`; libomp's
+/// `__kmpc_taskloop`, `__kmpc_taskloop_5`).
+pub(crate) fn is_taskloop(name: &str) -> bool {
+    let name = name.split('@').next().unwrap_or(name);
+    matches!(name, "GOMP_taskloop" | "GOMP_taskloop_ull") || name.starts_with("__kmpc_taskloop")
+}
+
+/// The warning for a program that ran taskloops: their tasks are units
+/// whole, whatever the number of iterations each holds.
+pub(crate) fn taskloop_warning() -> String {
+    "the program ran OpenMP taskloops: each of their tasks is one unit, however many of the \
+     loop's iterations the runtime gave it (tf does not cut a taskloop's tasks into iterations; \
+     grainsize(1) makes each task one)"
+        .to_string()
 }
 
 /// The warning about the runtime's calls of unit functions that are part of

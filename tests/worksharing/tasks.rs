@@ -11,12 +11,13 @@ fn tasks_that_run_inside_the_runtimes_waits_are_work_and_units() {
     // inside a wait that the tracer skips: the task wait of the thread that
     // made them, the barrier where the team waits, or, nested N deep, the
     // task wait of the task before (64 deep: more than the tracer's skip
-    // frames hold). Built with GCC (libgomp) and, where it is installed,
-    // with clang (libomp).
+    // frames hold); or a taskloop, whose tasks hold several iterations each.
+    // Built with GCC (libgomp) and, where it is installed, with clang
+    // (libomp).
     let dir = tempdir();
     let mut programs = vec![workload("omp_tasks")];
     programs.extend(build_with_clang("omp_tasks", "-O1"));
-    let modes = ["taskwait", "barrier", "nested"];
+    let modes = ["taskwait", "barrier", "nested", "taskloop"];
     let runs = (programs.iter().enumerate()).flat_map(|(k, p)| modes.map(|m| (k, p, m)));
     for (k, program, wait) in runs {
         let insns_of_work = |n: u64| {
@@ -30,13 +31,19 @@ fn tasks_that_run_inside_the_runtimes_waits_are_work_and_units() {
             let res = width(&r, 4);
             let units = res["units"].as_u64().unwrap();
             let warnings = r["warnings"].as_array().unwrap();
-            let inside = (warnings.iter()).any(|w| {
-                w.as_str()
-                    .unwrap()
-                    .contains("the OpenMP runtime made of unit functions")
-            });
+            let warned = |what: &str| (warnings.iter()).any(|w| w.as_str().unwrap().contains(what));
+            let inside = warned("the OpenMP runtime made of unit functions");
+            assert_eq!(
+                warned("ran OpenMP taskloops"),
+                wait == "taskloop",
+                "{at}: {warnings:?}"
+            );
             let work = function(res, "work");
-            if wait == "nested" {
+            if wait == "taskloop" {
+                // the runtime's tasks, of several iterations each
+                assert!(units < n || n == 1, "{at}: {units} units");
+                assert!(!inside, "{at}: {warnings:?}");
+            } else if wait == "nested" {
                 // a chain: each task runs inside the one before it
                 assert!(units < n || n == 1, "{at}: {units} units");
                 assert_eq!(inside, n > 1 && units < n, "{at}: {warnings:?}");
