@@ -259,9 +259,7 @@ fn an_openmp_lock_serializes_its_critical_section() {
 fn an_ordered_region_is_a_lock_and_the_runtimes_waits_are_skipped() {
     // workloads/omp_ordered.c, built with GCC (libgomp) and, where it is
     // installed, with clang (libomp).
-    let mut programs = vec![workload("omp_ordered")];
-    programs.extend(build_with_clang("omp_ordered", "-O1"));
-    for program in programs {
+    for program in gcc_and_clang("omp_ordered") {
         let dir = tempdir();
         let t = dir.path().join("trace");
         trace_ok(&t, &program, &["64"]);
@@ -286,10 +284,7 @@ fn an_ordered_region_is_a_lock_and_the_runtimes_waits_are_skipped() {
                 "{at}"
             );
             // No instruction of the runtime (its waits) is in the units.
-            let functions = res["functions"].as_array().unwrap();
-            let runtime: Vec<&Value> = (functions.iter())
-                .filter(|f| f["module"].as_str().unwrap().starts_with("lib"))
-                .collect();
+            let runtime = library_functions(res);
             assert!(runtime.is_empty(), "{at}: {runtime:?}");
         }
     }

@@ -44,15 +44,18 @@
 //! sections; libgomp hands them out one per chunk, and the code that runs
 //! them dispatches on the section's number, with no loop. Where every
 //! stretch of `F` held one iteration and no iteration loop exists, the
-//! stretch is the iteration: its iteration block is the first block that
-//! runs once in every stretch, and it reaches every block the stretches ran
-//! but those that asked for the next chunk.
+//! stretch is the iteration, provided the stretches run different code from
+//! its iteration block on (the first block that runs once in every
+//! stretch); it reaches the blocks they ran from there, up to where they
+//! asked for the next chunk.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::code_flow::successors;
 use crate::frames::FrameTracker;
 use crate::loops::{natural_loops, Loop};
 use crate::static_schedule::StaticCensus;
+use petgraph::graphmap::DiGraphMap;
+use petgraph::visit::Dfs;
 use std::collections::{HashMap, HashSet};
 use tf_trace::{BlockTable, LoopChunk, StaticLoop};
 
@@ -369,32 +372,27 @@ impl FunctionCensus {
             return None;
         }
         let block = *candidates.iter().find(|c| !self.fetches.contains(c))?;
+        let not_into_fetch = |&&(_, to): &&(CBlockId, CBlockId)| !self.fetches.contains(&to);
+        let graph: DiGraphMap<CBlockId, ()> =
+            DiGraphMap::from_edges(self.edges.iter().filter(not_into_fetch));
         let mut reach = HashSet::from([block]);
-        let mut todo = vec![block];
-        while let Some(b) = todo.pop() {
-            for &(_, to) in self.edges.iter().filter(|&&(from, _)| from == b) {
-                if !self.fetches.contains(&to) && reach.insert(to) {
-                    todo.push(to);
-                }
-            }
+        let mut dfs = Dfs::new(&graph, block);
+        while let Some(b) = dfs.next(&graph) {
+            reach.insert(b);
         }
         let differ = reach.iter().any(|c| !every.contains(c));
         differ.then_some((block, reach))
     }
 
-    /// The blocks the stretches ran at the function's frame.
-    fn nodes(&self) -> HashSet<CBlockId> {
-        self.edges
-            .iter()
-            .flat_map(|&(a, b)| [a, b])
-            .chain(self.starts.iter().copied())
-            .collect()
-    }
-
     /// The natural loops of the stretches' graph that ask the runtime for
     /// nothing, outermost first.
     pub(crate) fn loops(&self, canon: &CanonicalBlocks, table: &BlockTable) -> Vec<Loop> {
-        let nodes = self.nodes();
+        let nodes: HashSet<CBlockId> = self
+            .edges
+            .iter()
+            .flat_map(|&(a, b)| [a, b])
+            .chain(self.starts.iter().copied())
+            .collect();
         // A target inside a block (a back edge that never ran does not split
         // blocks) goes to that block.
         let mut ranges: Vec<(u64, u64, CBlockId)> = nodes

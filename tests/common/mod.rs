@@ -166,6 +166,23 @@ pub fn build_with_clang(name: &str, opt: &str) -> Option<std::path::PathBuf> {
     (ok && Path::new(&bin).exists()).then_some(bin)
 }
 
+/// An OpenMP workload built with GCC at -O1 (libgomp), and with clang at -O1
+/// (libomp) where clang and libomp are installed: GCC's build first.
+pub fn gcc_and_clang(name: &str) -> Vec<PathBuf> {
+    let mut programs = vec![workload(name)];
+    programs.extend(build_with_clang(name, "-O1"));
+    programs
+}
+
+/// The functions of a width's results that are a shared library's (the
+/// OpenMP runtime's, libc's): none is in a unit where the runtime's work
+/// is skipped.
+pub fn library_functions(res: &Value) -> Vec<&Value> {
+    (res["functions"].as_array().unwrap().iter())
+        .filter(|f| f["module"].as_str().unwrap().starts_with("lib"))
+        .collect()
+}
+
 /// A fresh temporary directory for a trace (removed when dropped).
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::Builder::new()

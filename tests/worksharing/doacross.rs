@@ -10,20 +10,14 @@ use super::*;
 #[test]
 fn doacross_iterations_are_units_and_their_dependent_part_a_lock() {
     const N: u64 = 16;
-    let mut programs = vec![(workload("omp_doacross"), true)];
-    programs.extend(build_with_clang("omp_doacross", "-O1").map(|p| (p, false)));
-    for (program, gcc) in &programs {
+    for (k, program) in gcc_and_clang("omp_doacross").iter().enumerate() {
+        let gcc = k == 0;
         // (mode, units, the function between wait and post, acquisitions:
         // GCC calls no wait where every sink is outside the loop)
         let pairs = (N - 1) * (N - 1);
         for (mode, units, part, taken) in [
-            ("chain", N, "append", if *gcc { N - 1 } else { N }),
-            (
-                "grid",
-                N - 1,
-                "update",
-                if *gcc { pairs - 1 } else { pairs },
-            ),
+            ("chain", N, "append", if gcc { N - 1 } else { N }),
+            ("grid", N - 1, "update", if gcc { pairs - 1 } else { pairs }),
         ] {
             let at = format!("{program:?} {mode}");
             let dir = tempdir();
@@ -47,10 +41,7 @@ fn doacross_iterations_are_units_and_their_dependent_part_a_lock() {
                 assert_eq!(locks[0]["acquisitions"], taken, "{at} W={w}");
                 let symbol = locks[0]["symbol"].as_str().unwrap();
                 assert!(symbol.ends_with("doacross_wait"), "{at} W={w}: {symbol}");
-                let functions = res["functions"].as_array().unwrap();
-                let runtime: Vec<&Value> = (functions.iter())
-                    .filter(|f| f["module"].as_str().unwrap().starts_with("lib"))
-                    .collect();
+                let runtime = library_functions(res);
                 assert!(runtime.is_empty(), "{at} W={w}: {runtime:?}");
             }
         }

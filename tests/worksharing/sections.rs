@@ -8,9 +8,7 @@ use super::*;
 /// at a time) and, where it is installed, clang (a static loop over them).
 #[test]
 fn every_section_is_a_unit() {
-    let mut programs = vec![workload("omp_sections")];
-    programs.extend(build_with_clang("omp_sections", "-O1"));
-    for program in &programs {
+    for program in &gcc_and_clang("omp_sections") {
         for form in ["separate", "combined"] {
             let at = format!("{program:?} {form}");
             let dir = tempdir();
@@ -36,10 +34,7 @@ fn every_section_is_a_unit() {
                     let eff = f["simt_efficiency"].as_f64().unwrap();
                     assert_eq!(eff, 1.0 / w as f64, "{at} W={w} part_{k}");
                 }
-                let functions = res["functions"].as_array().unwrap();
-                let runtime: Vec<&Value> = (functions.iter())
-                    .filter(|f| f["module"].as_str().unwrap().starts_with("lib"))
-                    .collect();
+                let runtime = library_functions(res);
                 assert!(runtime.is_empty(), "{at} W={w}: {runtime:?}");
             }
         }

@@ -6,9 +6,7 @@ use super::*;
 /// Built with GCC and, where it is installed, clang.
 #[test]
 fn the_wait_for_a_singles_copy_is_skipped() {
-    let mut programs = vec![workload("omp_single")];
-    programs.extend(build_with_clang("omp_single", "-O1"));
-    for program in &programs {
+    for program in &gcc_and_clang("omp_single") {
         let at = format!("{program:?}");
         let dir = tempdir();
         let compute = |rounds: &str| {

@@ -15,8 +15,7 @@ fn tasks_that_run_inside_the_runtimes_waits_are_work_and_units() {
     // Built with GCC (libgomp) and, where it is installed, with clang
     // (libomp).
     let dir = tempdir();
-    let mut programs = vec![workload("omp_tasks")];
-    programs.extend(build_with_clang("omp_tasks", "-O1"));
+    let programs = gcc_and_clang("omp_tasks");
     let modes = ["taskwait", "barrier", "nested", "taskloop"];
     let runs = (programs.iter().enumerate()).flat_map(|(k, p)| modes.map(|m| (k, p, m)));
     for (k, program, wait) in runs {
@@ -75,9 +74,7 @@ fn tasks_that_run_inside_the_runtimes_waits_are_work_and_units() {
 /// region's calls none. Built with GCC and, where it is installed, clang.
 #[test]
 fn nested_regions_are_cut_into_their_inner_calls() {
-    let mut programs = vec![workload("omp_nested")];
-    programs.extend(build_with_clang("omp_nested", "-O1"));
-    for program in &programs {
+    for program in &gcc_and_clang("omp_nested") {
         let dir = tempdir();
         let t = dir.path().join("trace");
         trace_ok(&t, program, &[]);

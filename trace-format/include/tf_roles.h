@@ -53,6 +53,9 @@ typedef struct tf_runtime_fn {
 #define TF__ACQ(kind, arg, taken) {TF_ROLE_ACQUIRE, kind, arg, taken, 0}
 #define TF__REL(kind, arg) {TF_ROLE_RELEASE, kind, arg, 0, 0}
 #define TF__WAIT {TF_ROLE_WAIT, 0, TF_ARG_NONE, 0, 0}
+/* a lock without an address of its own (TF_FIXED_*) */
+#define TF__FIXED_ACQ(kind, fixed) {TF_ROLE_ACQUIRE, kind, TF_ARG_FIXED, TF_TAKEN_ALWAYS, fixed}
+#define TF__FIXED_REL(kind, fixed) {TF_ROLE_RELEASE, kind, TF_ARG_FIXED, 0, fixed}
 
 /* Names without leading underscores or a symbol version: glibc >= 2.34 has
  * these in libc.so.6, often reported under a `__`-prefixed alias. */
@@ -102,10 +105,8 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"g_cond_wait_until", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},
     {"g_cond_timed_wait", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},
     {"g_thread_join", TF__WAIT},
-    {"GOMP_critical_start",
-     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_CRITICAL}},
-    {"GOMP_critical_end",
-     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_CRITICAL}},
+    {"GOMP_critical_start", TF__FIXED_ACQ(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_CRITICAL)},
+    {"GOMP_critical_end", TF__FIXED_REL(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_CRITICAL)},
     {"GOMP_critical_name_start", TF__ACQ(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDI, TF_TAKEN_ALWAYS)},
     {"GOMP_critical_name_end", TF__REL(TF_LOCK_OMP_CRITICAL_NAMED, TF_ARG_RDI)},
     /* LLVM's libomp: every critical section, the unnamed one too, has a lock
@@ -123,31 +124,20 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"omp_unset_nest_lock", TF__REL(TF_LOCK_MUTEX, TF_ARG_RDI)},
     /* ordered regions run one iteration at a time, in order: a lock without
      * an address of its own, which the thread waits for inside the runtime */
-    {"GOMP_ordered_start",
-     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
-    {"GOMP_ordered_end",
-     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
-    {"kmpc_ordered", {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
-    {"kmpc_end_ordered",
-     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_ORDERED}},
+    {"GOMP_ordered_start", TF__FIXED_ACQ(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_ORDERED)},
+    {"GOMP_ordered_end", TF__FIXED_REL(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_ORDERED)},
+    {"kmpc_ordered", TF__FIXED_ACQ(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_ORDERED)},
+    {"kmpc_end_ordered", TF__FIXED_REL(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_ORDERED)},
     /* so do the parts of a doacross loop's iterations that wait for others
      * (ordered depend(sink)) until they say they are done (depend(source)) */
-    {"GOMP_doacross_wait",
-     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
-    {"GOMP_doacross_ull_wait",
-     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
-    {"GOMP_doacross_post",
-     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
-    {"GOMP_doacross_ull_post",
-     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
-    {"kmpc_doacross_wait",
-     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
-    {"kmpc_doacross_post",
-     {TF_ROLE_RELEASE, TF_LOCK_OMP_CRITICAL, TF_ARG_FIXED, 0, TF_FIXED_OMP_DOACROSS}},
-    {"GOMP_atomic_start",
-     {TF_ROLE_ACQUIRE, TF_LOCK_OMP_ATOMIC, TF_ARG_FIXED, 0, TF_FIXED_OMP_ATOMIC}},
-    {"GOMP_atomic_end",
-     {TF_ROLE_RELEASE, TF_LOCK_OMP_ATOMIC, TF_ARG_FIXED, 0, TF_FIXED_OMP_ATOMIC}},
+    {"GOMP_doacross_wait", TF__FIXED_ACQ(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_DOACROSS)},
+    {"GOMP_doacross_ull_wait", TF__FIXED_ACQ(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_DOACROSS)},
+    {"GOMP_doacross_post", TF__FIXED_REL(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_DOACROSS)},
+    {"GOMP_doacross_ull_post", TF__FIXED_REL(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_DOACROSS)},
+    {"kmpc_doacross_wait", TF__FIXED_ACQ(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_DOACROSS)},
+    {"kmpc_doacross_post", TF__FIXED_REL(TF_LOCK_OMP_CRITICAL, TF_FIXED_OMP_DOACROSS)},
+    {"GOMP_atomic_start", TF__FIXED_ACQ(TF_LOCK_OMP_ATOMIC, TF_FIXED_OMP_ATOMIC)},
+    {"GOMP_atomic_end", TF__FIXED_REL(TF_LOCK_OMP_ATOMIC, TF_FIXED_OMP_ATOMIC)},
     /* condition waits release the mutex (second argument) and re-take it,
      * also when they time out */
     {"pthread_cond_wait", {TF_ROLE_COND_WAIT, TF_LOCK_MUTEX, TF_ARG_RSI, 0, 0}},

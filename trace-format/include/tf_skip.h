@@ -33,6 +33,9 @@ extern "C" {
 
 enum tf_pop { TF_POP_NEVER = 0, TF_POP_ON_RETURN, TF_POP_ON_SIGRETURN };
 
+/* tf_skipper.fixed_held has a bit for each address-less lock */
+typedef char tf__skip_fixed_fit[TF_N_FIXED <= 8 ? 1 : -1];
+
 typedef struct tf_skip_frame {
     uint8_t mode;      /* TF_MODE_TRACE or a skip reason */
     uint8_t pop;       /* enum tf_pop */
@@ -56,9 +59,11 @@ typedef struct tf_skipper {
     uint64_t traced, skipped;
     /* a callback (tf_skip_callback) returned: its return site is traced */
     uint8_t trace_return_site;
-    /* the thread holds the doacross lock: only an iteration's first wait
-     * takes it (one per depend(sink)), its post releases it */
-    uint8_t doacross;
+    /* the address-less locks (TF_FIXED_*) the thread holds, a bit each: a
+     * thread takes one once (a doacross iteration waits once per
+     * depend(sink), and only its first wait takes the lock), and releases
+     * only one it holds */
+    uint8_t fixed_held;
 } tf_skipper;
 
 static inline tf_skip_frame *tf__skip_top(tf_skipper *s)
@@ -93,7 +98,7 @@ static inline void tf_skip_init(tf_skipper *s, tf_encoder *enc, int only)
     s->n_rw = 0;
     s->traced = s->skipped = 0;
     s->trace_return_site = 0;
-    s->doacross = 0;
+    s->fixed_held = 0;
     tf__skip_push(s, only ? TF_SKIP_OUTSIDE : TF_MODE_TRACE, TF_POP_NEVER);
 }
 
@@ -164,20 +169,20 @@ static inline void tf__skip_pop(tf_skipper *s, int have_rax, uint64_t rax)
 static inline void tf__skip_enter_fn(tf_skipper *s, const tf_function_role *r, uint64_t lock)
 {
     tf_skip_frame *f;
-    int doacross = r->arg == TF_ARG_FIXED && r->fixed == TF_FIXED_OMP_DOACROSS;
+    uint8_t fixed = r->arg == TF_ARG_FIXED ? (uint8_t)(1u << r->fixed) : 0;
     switch (r->role) {
     case TF_ROLE_ACQUIRE:
         tf__skip_push(s, TF_SKIP_LOCK_RUNTIME, TF_POP_ON_RETURN);
-        if (doacross && s->doacross)
+        if (s->fixed_held & fixed)
             return;
-        s->doacross |= (uint8_t)doacross;
+        s->fixed_held |= fixed;
         break;
     case TF_ROLE_RELEASE: {
         uint8_t kind =
             r->lock_kind == TF_LOCK_RWLOCK_WRITE ? tf__skip_take_rwlock(s, lock) : r->lock_kind;
-        if (!doacross || s->doacross)
+        if (!fixed || (s->fixed_held & fixed))
             tf_enc_lock_release(s->enc, kind, lock);
-        s->doacross = doacross ? 0 : s->doacross;
+        s->fixed_held &= (uint8_t)~fixed;
         tf__skip_push(s, TF_SKIP_LOCK_RUNTIME, TF_POP_ON_RETURN);
         return;
     }
