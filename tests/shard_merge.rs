@@ -52,6 +52,9 @@ fn merging_every_shard_gives_the_unsharded_result() {
             vec!["64"],
             vec!["--unit", "call:load_stride", "--warp", "4,8"],
         ),
+        // spin-wait loops in every unit: each shard warns of its own, the
+        // merged report of the whole
+        ("spin_wait", vec!["8", "100"], vec!["--warp", "1,2,4"]),
     ];
     for (name, program_args, args) in cases {
         let t = dir.path().join(name);

@@ -4,6 +4,7 @@ use crate::blocks::CanonicalBlocks;
 use crate::first_pass::first_pass;
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
+use crate::spin_wait::SpinWait;
 
 use crate::naming::{incomplete, Naming};
 use crate::predicate::{predicable, Predicable};
@@ -284,6 +285,7 @@ pub fn analyze_observed<O: Observer>(
         &format!("replaying warps of {}", widths.join(", ")),
         recorded,
     );
+    let spin_wait = SpinWait::find(&canon, trace.blocks(), &cfgs);
     let replay = Replay {
         canon: &canon,
         ipdom: &ipdom,
@@ -294,6 +296,7 @@ pub fn analyze_observed<O: Observer>(
         reconvergence: opts.reconvergence,
         predicable: &predicable_branches,
         lock_model: opts.lock_model,
+        spin_wait: &spin_wait,
     };
     let totals = WarpJobs {
         trace,
@@ -311,7 +314,7 @@ pub fn analyze_observed<O: Observer>(
         .enumerate()
         .map(|(k, &width)| naming.width_result(&totals[k], width, units.len(), warps[k].len()))
         .collect();
-    warnings.extend(crate::naming::off_stack_warning(&results));
+    warnings.extend(crate::naming::count_warnings(&results));
 
     let mut skipped = Skipped::default();
     for s in &scans {

@@ -65,6 +65,12 @@ pub fn vector_arithmetic(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockI
     })
 }
 
+/// Whether `c` holds a `pause`: the spin-wait hint, the mark of code that
+/// waits by spinning on memory (crate::spin_wait).
+pub fn pauses(canon: &CanonicalBlocks, table: &BlockTable, c: CBlockId) -> bool {
+    instructions(canon, table, c).any(|i| i.mnemonic() == Mnemonic::Pause)
+}
+
 /// The constants `c` adds (`lea r, [b + C]` or `add r, C`) before a
 /// conditional move: the mark of GCC's `schedule(static, C)`, which bounds
 /// each chunk at `min(start + C, n)` (crate::static_schedule).

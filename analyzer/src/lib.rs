@@ -31,6 +31,7 @@ pub mod scan_index;
 pub mod segments;
 pub mod sink;
 mod skipped;
+pub mod spin_wait;
 pub mod static_schedule;
 mod static_split;
 pub mod stats;

@@ -6,7 +6,7 @@
 //! with the same formulas as one run, so that merging all `N` shards gives
 //! exactly the report of one unsharded run.
 
-use crate::naming::{incomplete, off_stack_warning};
+use crate::naming::{count_warnings, incomplete};
 use crate::results::{
     sort_functions, sort_locks, FunctionResult, LockResult, MemoryReport, Report, RequestReport,
     SegmentReport, WidthResult,
@@ -58,10 +58,10 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     if let Some(i) = seen.iter().position(|&s| !s) {
         return Err(MergeError::Missing(i, count));
     }
-    // Each part warns of its own units on another stack: the whole says it
-    // once, of the sums.
-    let parts_off_stack: Vec<String> = (parts.iter())
-        .filter_map(|p| off_stack_warning(&p.results))
+    // Each part warns of its own counts (units on another stack, spinning):
+    // the whole says it once, of the sums.
+    let parts_counts: Vec<String> = (parts.iter())
+        .flat_map(|p| count_warnings(&p.results))
         .collect();
     let mut parts = parts.into_iter();
     let mut all = parts.next().expect("one part at least");
@@ -83,8 +83,8 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
     for r in &mut all.results {
         derive_width(r);
     }
-    all.warnings.retain(|w| !parts_off_stack.contains(w));
-    all.warnings.extend(off_stack_warning(&all.results));
+    all.warnings.retain(|w| !parts_counts.contains(w));
+    all.warnings.extend(count_warnings(&all.results));
     all.shard = None;
     all.incomplete = incomplete(&all.results);
     Ok(all)
@@ -124,6 +124,7 @@ fn add_width(a: &mut WidthResult, b: WidthResult) {
     a.divergent_branches += b.divergent_branches;
     a.serialized_warp_instructions += b.serialized_warp_instructions;
     a.off_stack.add(&b.off_stack);
+    a.spin_wait_thread_instructions += b.spin_wait_thread_instructions;
     add_memory(&mut a.memory, &b.memory);
     for l in b.locks {
         match a.locks.iter_mut().find(|x| x.address == l.address) {
@@ -138,6 +139,7 @@ fn add_width(a: &mut WidthResult, b: WidthResult) {
                 x.thread_instructions += f.thread_instructions;
                 x.warp_instructions += f.warp_instructions;
                 x.serialized_warp_instructions += f.serialized_warp_instructions;
+                x.spin_wait_thread_instructions += f.spin_wait_thread_instructions;
                 add_memory(&mut x.memory, &f.memory);
             }
             None => a.functions.push(f),

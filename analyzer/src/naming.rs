@@ -14,10 +14,16 @@ use crate::symbols::SourceLines;
 use std::collections::HashMap;
 use tf_trace::FunctionId;
 
-/// The warning that some units of `results` ran on a stack outside their
-/// thread's: the same units at every width, so the first width's counts.
-pub(crate) fn off_stack_warning(results: &[WidthResult]) -> Option<String> {
-    results.first().and_then(|r| r.off_stack.warning(r.units))
+/// The warnings that the counts of `results` call for, the same at every
+/// width (so the first width's counts): units that ran on a stack outside
+/// their thread's, and units that spun.
+pub(crate) fn count_warnings(results: &[WidthResult]) -> Vec<String> {
+    let Some(r) = results.first() else {
+        return Vec::new();
+    };
+    (r.off_stack.warning(r.units).into_iter())
+        .chain(crate::spin_wait::warning(r))
+        .collect()
 }
 
 /// Why the replays of `results` do not cover every recorded instruction.
@@ -142,6 +148,9 @@ impl<'a> Naming<'a> {
             locks,
             functions,
             off_stack: total.off_stack,
+            spin_wait_thread_instructions: (total.functions.iter())
+                .map(|f| f.spin_wait_instructions)
+                .sum(),
         }
     }
 
@@ -166,6 +175,7 @@ impl<'a> Naming<'a> {
             memory: MemoryReport::from(&f.memory),
             serialized_warp_instructions: f.serialized_warp_instructions,
             skipped_instructions: self.skipped_in.get(&id).copied().unwrap_or(0),
+            spin_wait_thread_instructions: f.spin_wait_instructions,
         }
     }
 }
@@ -247,6 +257,7 @@ mod tests {
             locks: Vec::new(),
             functions: Vec::new(),
             off_stack: Default::default(),
+            spin_wait_thread_instructions: 0,
         }
     }
 

@@ -154,6 +154,11 @@ pub struct WidthResult {
     /// (zero in results written before tf counted them).
     #[serde(default)]
     pub off_stack: OffStack,
+    /// Of `thread_instructions`, those of spin-wait loops (loops with a
+    /// `pause`: crate::spin_wait; zero in results written before tf counted
+    /// them).
+    #[serde(default)]
+    pub spin_wait_thread_instructions: u64,
 }
 
 /// One lock, as the units used it.
@@ -207,6 +212,10 @@ pub struct FunctionResult {
     /// Instructions skipped right after its blocks (calls into lock runtime
     /// or excluded functions made from it).
     pub skipped_instructions: u64,
+    /// Of its thread instructions, those of spin-wait loops (zero in results
+    /// written before tf counted them).
+    #[serde(default)]
+    pub spin_wait_thread_instructions: u64,
 }
 
 /// Requests, sectors and their ratio.
@@ -364,6 +373,7 @@ impl Report {
             "other_sectors_per_request",
             "serialized_warp_instructions",
             "skipped_instructions",
+            "spin_wait_thread_instructions",
         ];
         w.write_record(header).expect("writing to memory");
         for r in &self.results {
@@ -379,6 +389,7 @@ impl Report {
                 memory: r.memory,
                 serialized_warp_instructions: r.serialized_warp_instructions,
                 skipped_instructions: r.skipped_instructions,
+                spin_wait_thread_instructions: r.spin_wait_thread_instructions,
             };
             for f in std::iter::once(&total).chain(&r.functions) {
                 let m = &f.memory;
@@ -403,6 +414,7 @@ impl Report {
                     format!("{:.4}", m.other.sectors_per_request),
                     f.serialized_warp_instructions.to_string(),
                     f.skipped_instructions.to_string(),
+                    f.spin_wait_thread_instructions.to_string(),
                 ];
                 w.write_record(&row).expect("writing to memory");
             }

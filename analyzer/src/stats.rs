@@ -183,6 +183,9 @@ pub struct FunctionStats {
     pub memory: Memory,
     /// Warp instructions issued with the lanes of one lock serialized.
     pub serialized_warp_instructions: u64,
+    /// Thread instructions of spin-wait code (crate::spin_wait), active
+    /// lanes only.
+    pub spin_wait_instructions: u64,
 }
 
 impl FunctionStats {
@@ -191,5 +194,6 @@ impl FunctionStats {
         self.insns.add(&o.insns);
         self.memory.add(&o.memory);
         self.serialized_warp_instructions += o.serialized_warp_instructions;
+        self.spin_wait_instructions += o.spin_wait_instructions;
     }
 }

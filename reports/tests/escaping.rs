@@ -20,6 +20,7 @@ fn function(name: &str, warp: u64) -> FunctionResult {
         memory: Default::default(),
         serialized_warp_instructions: 0,
         skipped_instructions: 0,
+        spin_wait_thread_instructions: 0,
     }
 }
 
@@ -41,6 +42,7 @@ fn report() -> Report {
         skipped_instructions: 0,
         serialized_warp_instructions: 3,
         off_stack: Default::default(),
+        spin_wait_thread_instructions: 0,
         locks: vec![LockResult {
             address: "0x1000".into(),
             symbol: Some(format!("lock{EVIL}")),

@@ -98,6 +98,8 @@ pub struct Replay<'a> {
     pub predicable: &'a crate::predicate::Predicable,
     /// How lanes waiting for a lock count.
     pub lock_model: LockModel,
+    /// Spin-wait code, whose instructions are counted apart too.
+    pub spin_wait: &'a crate::spin_wait::SpinWait,
 }
 
 /// How lanes that wait for a lock held by another lane of their warp count
@@ -153,7 +155,7 @@ impl Replay<'_> {
         let widths: Vec<usize> = at.iter().map(|c| c.width).collect();
         // One tally counts every width; the sinks observe the replay
         // through one fan-out.
-        let tally = Tally::new(self.segments, &widths, stacks, functions);
+        let tally = Tally::new(self.segments, self.spin_wait, &widths, stacks, functions);
         let mut outlets: Vec<&mut dyn IssueSink> = Vec::new();
         for c in at.iter_mut() {
             if let Some(s) = c.sink.as_deref_mut() {

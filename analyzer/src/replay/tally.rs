@@ -15,6 +15,7 @@ use crate::blocks::CBlockId;
 use crate::coalesce::{lone_counts_alike, Coalescer};
 use crate::segments::Segments;
 use crate::sink::{idle_instructions, Issue, IssueSink};
+use crate::spin_wait::SpinWait;
 use crate::stats::{FunctionStats, Insns, Requests, Segment};
 use tf_trace::LockKind;
 
@@ -24,6 +25,8 @@ pub(super) struct Tally<'a> {
     /// which are the sums of the functions' (made by [`Tally::finish`]).
     stats: WarpStats,
     segments: &'a Segments,
+    /// Spin-wait code, whose instructions are also counted apart.
+    spin_wait: &'a SpinWait,
     coalescer: Coalescer,
     /// The further widths of the same warp, in the order of the tally's
     /// widths.
@@ -50,6 +53,7 @@ impl<'a> Tally<'a> {
     /// its unit's start), charging instructions to `functions` function ids.
     pub(super) fn new(
         segments: &'a Segments,
+        spin_wait: &'a SpinWait,
         widths: &[usize],
         stacks: Vec<((u64, u64), u64)>,
         functions: usize,
@@ -73,6 +77,7 @@ impl<'a> Tally<'a> {
                 ..WarpStats::default()
             },
             segments,
+            spin_wait,
             coalescer: Coalescer::new(widths[primary], stacks),
             others,
             primary,
@@ -162,6 +167,11 @@ impl IssueSink for Tally<'_> {
         };
         let f = (issue.function as usize).min(s.functions.len() - 1);
         s.functions[f].insns.add(&issued);
+        if self.spin_wait.holds(issue.cblock) {
+            // the lanes' own instructions: idle lanes do not spin
+            let spun: u64 = issue.lanes.iter().map(|l| u64::from(l.insns)).sum();
+            s.functions[f].spin_wait_instructions += spun;
+        }
         if let Some(lock) = issue.serialized {
             s.functions[f].serialized_warp_instructions += warp;
             s.locks

@@ -1,0 +1,108 @@
+//! Spin-wait code: where units wait by spinning on memory instead of
+//! calling the synchronization functions the tracers recognize (a lock or
+//! a flag a program builds from atomic instructions: Rust's and Go's
+//! mutexes, TBB's and OpenBLAS's waits, hand-written spin locks).
+//!
+//! Such a wait runs instructions that tf cannot tell from work, so the
+//! analysis counts the units' instructions in it and warns. Its mark is the
+//! `pause` instruction, the spin-wait hint that such loops execute on every
+//! round. The spin-wait code is the innermost loop of its function's
+//! dynamic CFG around each block that holds a `pause` (the block alone when
+//! it is in no loop): the whole loop, whatever the blocks a tracer split it
+//! into (Valgrind ends a block at every `pause`, Pin does not). A `pause`
+//! in a function of its own (a back-off called by the spin loop) marks that
+//! function's loop only, so the count is a lower bound.
+
+use crate::blocks::{CBlockId, CanonicalBlocks};
+use crate::cfg::Cfgs;
+use crate::loops::natural_loops;
+use crate::results::{FunctionResult, WidthResult};
+use tf_trace::BlockTable;
+
+/// The canonical blocks of spin-wait code.
+#[derive(Clone, Debug, Default)]
+pub struct SpinWait {
+    blocks: Vec<bool>,
+}
+
+impl SpinWait {
+    /// Marks `blocks` among `n_blocks` canonical blocks.
+    ///
+    /// ```
+    /// use tf_analyzer::spin_wait::SpinWait;
+    /// let s = SpinWait::new(4, [1, 2]);
+    /// assert!(s.holds(2) && !s.holds(3) && !s.holds(9));
+    /// assert!(!s.is_empty() && SpinWait::new(4, []).is_empty());
+    /// ```
+    pub fn new(n_blocks: usize, blocks: impl IntoIterator<Item = CBlockId>) -> SpinWait {
+        let mut marked = vec![false; n_blocks];
+        for b in blocks {
+            marked[b as usize] = true;
+        }
+        SpinWait { blocks: marked }
+    }
+
+    /// The spin-wait code of the functions of `cfgs`: the innermost loop
+    /// around each block that holds a `pause`.
+    pub fn find(canon: &CanonicalBlocks, table: &BlockTable, cfgs: &Cfgs) -> SpinWait {
+        let mut spin = Vec::new();
+        for cfg in cfgs.values() {
+            let nodes = cfg.nodes();
+            let pauses: Vec<CBlockId> = (nodes.iter().copied())
+                .filter(|&c| crate::code_flow::pauses(canon, table, c))
+                .collect();
+            if pauses.is_empty() {
+                continue;
+            }
+            // outermost first: the last loop that holds a block is its innermost
+            let loops = natural_loops(&cfg.edges, &cfg.entries);
+            for p in pauses {
+                match loops.iter().rev().find(|l| l.body.contains(&p)) {
+                    Some(l) => spin.extend(l.body.iter().copied()),
+                    None => spin.push(p),
+                }
+            }
+        }
+        SpinWait::new(canon.len(), spin)
+    }
+
+    /// Whether block `c` is spin-wait code.
+    #[inline]
+    pub fn holds(&self, c: CBlockId) -> bool {
+        self.blocks.get(c as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether no block is.
+    pub fn is_empty(&self) -> bool {
+        !self.blocks.contains(&true)
+    }
+}
+
+/// The warning that the units of `r` ran spin-wait code, with how much and
+/// where most of it ran (`None` when they did not).
+pub(crate) fn warning(r: &WidthResult) -> Option<String> {
+    let spun = r.spin_wait_thread_instructions;
+    if spun == 0 {
+        return None;
+    }
+    let mut by_function: Vec<&FunctionResult> = (r.functions.iter())
+        .filter(|f| f.spin_wait_thread_instructions > 0)
+        .collect();
+    by_function.sort_by_key(|f| std::cmp::Reverse(f.spin_wait_thread_instructions));
+    let most: Vec<String> = (by_function.iter().take(3))
+        .map(|f| {
+            let share = f.spin_wait_thread_instructions as f64 / spun as f64;
+            format!("{} ({:.1}%)", f.name, 100.0 * share)
+        })
+        .collect();
+    let share = spun as f64 / r.thread_instructions.max(1) as f64;
+    Some(format!(
+        "{spun} of the units' {} thread instructions ({:.2}%) ran in spin-wait loops (loops \
+         with a pause instruction), most in {}: the program waits by spinning on a lock or \
+         flag it builds from atomic instructions, which tf does not recognize, so the waiting \
+         counts as work in every figure and what it guards is not serialized",
+        r.thread_instructions,
+        100.0 * share,
+        most.join(", ")
+    ))
+}
