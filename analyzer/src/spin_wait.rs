@@ -95,14 +95,37 @@ pub(crate) fn warning(r: &WidthResult) -> Option<String> {
             format!("{} ({:.1}%)", f.name, 100.0 * share)
         })
         .collect();
-    let share = spun as f64 / r.thread_instructions.max(1) as f64;
+    let share = percent(spun, r.thread_instructions);
     Some(format!(
-        "{spun} of the units' {} thread instructions ({:.2}%) ran in spin-wait loops (loops \
+        "{spun} of the units' {} thread instructions ({share}) ran in spin-wait loops (loops \
          with a pause instruction), most in {}: the program waits by spinning on a lock or \
          flag it builds from atomic instructions, which tf does not recognize, so the waiting \
          counts as work in every figure and what it guards is not serialized",
         r.thread_instructions,
-        100.0 * share,
         most.join(", ")
     ))
+}
+
+/// `part` as a percentage of `whole`, to two places; a share that would
+/// print as zero says that it is there.
+fn percent(part: u64, whole: u64) -> String {
+    let share = 100.0 * part as f64 / whole.max(1) as f64;
+    if part > 0 && share < 0.005 {
+        "under 0.01%".to_string()
+    } else {
+        format!("{share:.2}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent;
+
+    #[test]
+    fn a_share_too_small_to_print_says_that_it_is_there() {
+        assert_eq!(percent(12000, 40310), "29.77%");
+        assert_eq!(percent(1600, 99664074), "under 0.01%");
+        assert_eq!(percent(5, 100000), "0.01%");
+        assert_eq!(percent(0, 7), "0.00%");
+    }
 }
