@@ -7,9 +7,16 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// The analysis at W = 4 of `spin_wait 4 PAUSES MODE`, and its text output's
-/// stderr.
-fn spin_wait(dir: &Path, pauses: u64, mode: &str) -> (Value, String) {
+/// What `tf analyze --warp 4` makes of `spin_wait 4 PAUSES MODE`.
+struct Analysis {
+    json: Value,
+    /// The text output's stderr.
+    stderr: String,
+    /// The CSV's spin-wait instructions, by function.
+    csv: Vec<(String, u64)>,
+}
+
+fn spin_wait(dir: &Path, pauses: u64, mode: &str) -> Analysis {
     let t = dir.join(mode);
     trace_ok(
         &t,
@@ -17,16 +24,37 @@ fn spin_wait(dir: &Path, pauses: u64, mode: &str) -> (Value, String) {
         &["4", &pauses.to_string(), mode],
     );
     let json = analyze_json(&t, &["--warp", "4"]);
-    let out = run_ok(tf().arg("analyze").arg(&t).args(["--warp", "4"]));
-    (json, String::from_utf8_lossy(&out.stderr).into_owned())
+    let csv = dir.join(format!("{mode}.csv"));
+    let out = run_ok(
+        tf().arg("analyze")
+            .arg(&t)
+            .args(["--warp", "4", "--csv"])
+            .arg(&csv),
+    );
+    // the functions' names hold no comma here
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (function, spun) = (col("function"), col("spin_wait_thread_instructions"));
+    let csv = (text.lines().skip(1))
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            (cells[function].to_string(), cells[spun].parse().unwrap())
+        })
+        .collect();
+    Analysis {
+        json,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        csv,
+    }
 }
 
 #[test]
 fn a_fixed_back_off_counts_three_instructions_per_pause() {
     let dir = tempdir();
     let pauses = 1000;
-    let (r, stderr) = spin_wait(dir.path(), pauses, "backoff");
-    let w = width(&r, 4);
+    let a = spin_wait(dir.path(), pauses, "backoff");
+    let w = width(&a.json, 4);
     // 4 threads, each 1000 rounds of `pause; dec; jnz`, all in backoff(),
     // whether the tracer ends a block at the pause or not
     let spun = 4 * 3 * pauses;
@@ -36,16 +64,21 @@ fn a_fixed_back_off_counts_three_instructions_per_pause() {
         spun
     );
     assert_eq!(function(w, "work")["spin_wait_thread_instructions"], 0);
+    let in_csv: Vec<(String, u64)> = (a.csv.into_iter()).filter(|(_, n)| *n > 0).collect();
+    assert_eq!(
+        in_csv,
+        [("[all]".to_string(), spun), ("backoff".to_string(), spun)]
+    );
     let all = w["thread_instructions"].as_u64().unwrap();
     let said = format!(
         "tf: warning: {spun} of the units' {all} thread instructions ({:.2}%) ran in spin-wait \
          loops (loops with a pause instruction), most in backoff (100.0%): ",
         100.0 * spun as f64 / all as f64
     );
-    assert!(stderr.contains(&said), "{stderr}");
+    assert!(a.stderr.contains(&said), "{}", a.stderr);
     // the JSON holds the same warning, without the prefix
     let warning = said.strip_prefix("tf: warning: ").unwrap();
-    let warnings = r["warnings"].as_array().unwrap();
+    let warnings = a.json["warnings"].as_array().unwrap();
     assert!(warnings
         .iter()
         .any(|x| x.as_str().unwrap().starts_with(warning)));
@@ -56,8 +89,8 @@ fn a_fixed_back_off_counts_three_instructions_per_pause() {
 #[test]
 fn a_barrier_built_from_atomics_is_spin_wait_and_no_wait_is_none() {
     let dir = tempdir();
-    let (r, stderr) = spin_wait(dir.path(), 0, "flag");
-    let w = width(&r, 4);
+    let a = spin_wait(dir.path(), 0, "flag");
+    let w = width(&a.json, 4);
     // how long each thread spins depends on the others' arrival, but every
     // thread but the last spins at least one round, all in spin_barrier()
     let spun = w["spin_wait_thread_instructions"].as_u64().unwrap();
@@ -66,10 +99,15 @@ fn a_barrier_built_from_atomics_is_spin_wait_and_no_wait_is_none() {
         function(w, "spin_barrier")["spin_wait_thread_instructions"],
         spun
     );
-    assert!(stderr.contains("most in spin_barrier (100.0%)"), "{stderr}");
+    assert!(
+        a.stderr.contains("most in spin_barrier (100.0%)"),
+        "{}",
+        a.stderr
+    );
 
-    let (r, stderr) = spin_wait(dir.path(), 1000, "none");
-    assert_eq!(width(&r, 4)["spin_wait_thread_instructions"], 0);
-    assert!(!stderr.contains("spin-wait"), "{stderr}");
-    assert!(r["warnings"].as_array().unwrap().is_empty(), "{r}");
+    let a = spin_wait(dir.path(), 1000, "none");
+    assert_eq!(width(&a.json, 4)["spin_wait_thread_instructions"], 0);
+    assert!(!a.stderr.contains("spin-wait"), "{}", a.stderr);
+    assert!(a.json["warnings"].as_array().unwrap().is_empty());
+    assert!(a.csv.iter().all(|(_, n)| *n == 0));
 }
