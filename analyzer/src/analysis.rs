@@ -4,7 +4,6 @@ use crate::blocks::CanonicalBlocks;
 use crate::first_pass::first_pass;
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
-use crate::spin_wait::SpinWait;
 
 use crate::naming::{incomplete, Naming};
 use crate::predicate::{predicable, Predicable};
@@ -15,6 +14,7 @@ use crate::scan::{ScanJob, Skipped};
 use crate::scan_index::FirstPass;
 use crate::segments::Segments;
 use crate::sink::{Context, Nobody, Observer};
+use crate::spin_wait::SpinWait;
 use crate::symbols::{SourceLines, Symbols};
 use crate::tasks::{inside_warning, is_taskloop, taskloop_warning, RuntimeCalls};
 use crate::unit_rule::UnitSpec;
@@ -272,6 +272,7 @@ pub fn analyze_observed<O: Observer>(
                 .warps(units.len(), w, |i| units[i].root, |i| units[i].insns)
         })
         .collect();
+    let spin_wait = SpinWait::find(&canon, trace.blocks(), &cfgs);
     let jobs = Job::of(&warps, |index| opts.shard.is_none_or(|s| s.holds(index)));
     let widths: Vec<String> = opts.widths.iter().map(|w| w.to_string()).collect();
     // The bar moves with replayed thread instructions: every job replays
@@ -285,7 +286,6 @@ pub fn analyze_observed<O: Observer>(
         &format!("replaying warps of {}", widths.join(", ")),
         recorded,
     );
-    let spin_wait = SpinWait::find(&canon, trace.blocks(), &cfgs);
     let replay = Replay {
         canon: &canon,
         ipdom: &ipdom,

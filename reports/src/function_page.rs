@@ -30,7 +30,8 @@ pub fn render(c: &Catalogue, f: &Function, observed: Option<&Observed>) -> Resul
 fn figures(c: &Catalogue, f: &Function) -> String {
     let mut out = String::from(
         "<h2>Figures per warp width</h2>\n<p class=\"note\">Own instructions only (never its callees'). \
-         Share: of all warp instructions at that width. Heap, stack, global, other: 32-byte sectors per request.</p>\n\
+         Share: of all warp instructions at that width. Heap, stack, global, other: 32-byte sectors per request. \
+         Spin-wait: thread instructions in loops with a pause instruction, waiting that tf counts as work.</p>\n\
          <table class=\"figures\"><thead>",
     );
     out.push_str(&header_row(&[
@@ -46,13 +47,14 @@ fn figures(c: &Catalogue, f: &Function) -> String {
         "other",
         "serialized warp insns",
         "skipped insns",
+        "spin-wait insns",
     ]));
     out.push_str("</thead><tbody>\n");
     for (k, w) in c.shown_results() {
         let Some(r) = f.at(k) else {
             let _ = writeln!(
                 out,
-                "<tr data-w=\"{0}\"><td class=\"num w\" data-v=\"{0}\">{0}</td><td colspan=\"11\">issued nothing at this width</td></tr>",
+                "<tr data-w=\"{0}\"><td class=\"num w\" data-v=\"{0}\">{0}</td><td colspan=\"12\">issued nothing at this width</td></tr>",
                 w.warp_size
             );
             continue;
@@ -67,7 +69,7 @@ fn figures(c: &Catalogue, f: &Function) -> String {
         };
         let _ = writeln!(
             out,
-            "<tr data-w=\"{}\">{}{}{}{}{}{}{}{}{}{}{}{}</tr>",
+            "<tr data-w=\"{}\">{}{}{}{}{}{}{}{}{}{}{}{}{}</tr>",
             w.warp_size,
             num_cell("w", w.warp_size, &w.warp_size.to_string()),
             num_cell("share", r.share, &pct(r.share)),
@@ -81,6 +83,7 @@ fn figures(c: &Catalogue, f: &Function) -> String {
             seg("other", &m.other),
             count_cell("serialized", r.serialized_warp_instructions),
             count_cell("skipped", r.skipped_instructions),
+            count_cell("spin", r.spin_wait_thread_instructions),
         );
     }
     out.push_str("</tbody></table>\n");
