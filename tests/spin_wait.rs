@@ -1,5 +1,6 @@
-//! Spin-wait loops (loops with a `pause` instruction) in units are counted
-//! and warned of: workloads/spin_wait.c's header derives the figures.
+//! Spin-wait loops (loops with a `pause` instruction or a call of
+//! `sched_yield`) in units are counted and warned of: workloads/spin_wait.c's
+//! header derives the figures.
 
 mod common;
 
@@ -72,7 +73,7 @@ fn a_fixed_back_off_counts_three_instructions_per_pause() {
     let all = w["thread_instructions"].as_u64().unwrap();
     let said = format!(
         "tf: warning: {spun} of the units' {all} thread instructions ({:.2}%) ran in spin-wait \
-         loops (loops with a pause instruction), most in backoff (100.0%): ",
+         loops (loops with a pause instruction or a call of sched_yield), most in backoff (100.0%): ",
         100.0 * spun as f64 / all as f64
     );
     assert!(a.stderr.contains(&said), "{}", a.stderr);
@@ -87,7 +88,7 @@ fn a_fixed_back_off_counts_three_instructions_per_pause() {
 }
 
 #[test]
-fn a_barrier_built_from_atomics_is_spin_wait_and_no_wait_is_none() {
+fn a_barrier_built_from_atomics_is_spin_wait_pausing_or_yielding_and_no_wait_is_none() {
     let dir = tempdir();
     let a = spin_wait(dir.path(), 0, "flag");
     let w = width(&a.json, 4);
@@ -101,6 +102,27 @@ fn a_barrier_built_from_atomics_is_spin_wait_and_no_wait_is_none() {
     );
     assert!(
         a.stderr.contains("most in spin_barrier (100.0%)"),
+        "{}",
+        a.stderr
+    );
+
+    let a = spin_wait(dir.path(), 0, "yield");
+    let w = width(&a.json, 4);
+    // the same loop, calling sched_yield: the loop and sched_yield() itself
+    // wait, and nothing else (not the dynamic linker, which resolved the
+    // first call and jumped on to sched_yield)
+    let in_loop = function(w, "yield_barrier")["spin_wait_thread_instructions"].as_u64();
+    let sched_yield = function(w, "sched_yield");
+    assert!(in_loop.unwrap() >= 3, "{in_loop:?}");
+    assert_eq!(
+        sched_yield["spin_wait_thread_instructions"],
+        sched_yield["thread_instructions"]
+    );
+    let spun = w["spin_wait_thread_instructions"].as_u64().unwrap();
+    let yielded = sched_yield["thread_instructions"].as_u64().unwrap();
+    assert_eq!(spun, in_loop.unwrap() + yielded);
+    assert!(
+        a.stderr.contains("or a call of sched_yield"),
         "{}",
         a.stderr
     );

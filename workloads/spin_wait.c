@@ -1,5 +1,5 @@
 /* spin_wait THREADS PAUSES MODE: THREADS threads (default 4), each of which
- * runs work() and then waits in one of three ways (MODE):
+ * runs work() and then waits in one of four ways (MODE):
  *   backoff  pauses PAUSES times in a fixed loop (`pause; dec; jnz`), as a
  *            lock's back-off does between two tries;
  *   flag     spins with `pause` until every thread has arrived at a
@@ -15,16 +15,19 @@
  * THREADS * 3 * PAUSES thread instructions, all of them in backoff(). In
  * flag mode how long each thread spins depends on when the others arrive
  * (at least one round of the loop for every thread but the last to come),
- * all of it in spin_barrier(). In none mode no block holds a pause. */
+ * all of it in spin_barrier(). In yield mode the same holds of
+ * yield_barrier()'s loop, and sched_yield() and the stub that calls it
+ * wait too. In none mode nothing waits. */
 #include <immintrin.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static long pauses;
-static enum { BACKOFF, FLAG, NONE } mode;
+static enum { BACKOFF, FLAG, YIELD, NONE } mode;
 static long n_threads;
 static atomic_long arrived;
 static unsigned long results[64];
@@ -56,6 +59,13 @@ __attribute__((noinline)) static void spin_barrier(void)
         _mm_pause();
 }
 
+__attribute__((noinline)) static void yield_barrier(void)
+{
+    atomic_fetch_add(&arrived, 1);
+    while (atomic_load(&arrived) < n_threads)
+        sched_yield();
+}
+
 static void *thread(void *arg)
 {
     long t = (long)arg;
@@ -64,6 +74,8 @@ static void *thread(void *arg)
         backoff(pauses);
     else if (mode == FLAG)
         spin_barrier();
+    else if (mode == YIELD)
+        yield_barrier();
     return NULL;
 }
 
@@ -72,7 +84,10 @@ int main(int argc, char **argv)
     n_threads = argc > 1 ? atol(argv[1]) : 4;
     pauses = argc > 2 ? atol(argv[2]) : 1000;
     const char *m = argc > 3 ? argv[3] : "backoff";
-    mode = !strcmp(m, "flag") ? FLAG : !strcmp(m, "none") ? NONE : BACKOFF;
+    mode = !strcmp(m, "flag")    ? FLAG
+           : !strcmp(m, "yield") ? YIELD
+           : !strcmp(m, "none")  ? NONE
+                                 : BACKOFF;
     if (n_threads < 1 || n_threads > 64) {
         fprintf(stderr, "spin_wait: 1 to 64 threads\n");
         return 2;

@@ -24,6 +24,7 @@ use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::frames::{FrameTracker, Transition};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::HashMap;
+use std::sync::Arc;
 use tf_trace::EndKind;
 
 /// The virtual exit node of every function's graph.
@@ -37,6 +38,11 @@ pub struct FunctionCfg {
     pub entries: Vec<CBlockId>,
     /// Edges, sorted and distinct; the target may be [`VEXIT`].
     pub edges: Vec<(CBlockId, CBlockId)>,
+    /// Its blocks that called a yielding function (`sched_yield` …: see
+    /// [`CfgBuilder::yielding`]), directly or through a stub that jumped on
+    /// to it, sorted.
+    #[serde(default)]
+    pub yield_calls: Vec<CBlockId>,
 }
 
 impl FunctionCfg {
@@ -62,6 +68,7 @@ pub type Cfgs = HashMap<u64, FunctionCfg>;
 struct Pending {
     entries: FxHashSet<CBlockId>,
     edges: FxHashSet<(CBlockId, CBlockId)>,
+    yield_calls: FxHashSet<CBlockId>,
 }
 
 /// Collects edges while threads are replayed through their frames.
@@ -73,6 +80,8 @@ pub struct CfgBuilder {
     /// The last edge added from each block, to skip the hash set for the
     /// edges that repeat (almost all of them).
     recent: Vec<(CBlockId, u64)>,
+    /// By function id: whether calls into it are recorded as yields.
+    yielding: Arc<[bool]>,
 }
 
 impl CfgBuilder {
@@ -81,7 +90,21 @@ impl CfgBuilder {
         CfgBuilder {
             funcs: FxHashMap::default(),
             recent: vec![(VEXIT, 0); n_blocks],
+            yielding: Arc::from([]),
         }
+    }
+
+    /// The same builder, recording the calls into the functions whose id
+    /// `yielding` marks ([`FunctionCfg::yield_calls`]).
+    ///
+    /// ```
+    /// # use tf_analyzer::cfg::CfgBuilder;
+    /// let b = CfgBuilder::new(4).yielding(vec![false, true].into());
+    /// assert!(b.finish().is_empty());
+    /// ```
+    pub fn yielding(mut self, yielding: Arc<[bool]>) -> CfgBuilder {
+        self.yielding = yielding;
+        self
     }
 
     /// Records that a frame of `func` started at `block`.
@@ -126,7 +149,12 @@ impl CfgBuilder {
         let t = tracker.advance(canon, prev, prev_end, next);
         match t {
             Transition::Same => self.edge(func_before, prev, next),
-            Transition::Call => self.entry(tracker.top().entry, next),
+            Transition::Call => {
+                self.entry(tracker.top().entry, next);
+                if self.yields_at(canon, next) {
+                    self.yield_call(func_before, prev);
+                }
+            }
             Transition::Return(_) => {
                 self.exit_popped(tracker);
                 if let Some(node) = tracker.popped().last().and_then(|f| f.call_node) {
@@ -136,9 +164,34 @@ impl CfgBuilder {
             Transition::TailCall => {
                 self.edge(func_before, prev, VEXIT);
                 self.entry(tracker.top().entry, next);
+                if self.yields_at(canon, next) {
+                    // a stub (or the dynamic linker, resolving it) jumping
+                    // on: the call into the stub is the yield's call
+                    let frames = tracker.frames();
+                    if let (Some(node), [.., caller, _]) = (tracker.top().call_node, frames) {
+                        self.yield_call(caller.entry, node);
+                    }
+                }
             }
         }
         t
+    }
+
+    /// Whether `block` starts a function whose calls are recorded as yields.
+    #[inline(always)]
+    fn yields_at(&self, canon: &CanonicalBlocks, block: CBlockId) -> bool {
+        let b = canon.block(block);
+        b.is_entry && self.yielding.get(b.function as usize) == Some(&true)
+    }
+
+    /// Records that `block` of `func` called a yielding function.
+    #[inline(never)]
+    fn yield_call(&mut self, func: u64, block: CBlockId) {
+        self.funcs
+            .entry(func)
+            .or_default()
+            .yield_calls
+            .insert(block);
     }
 
     fn exit_popped(&mut self, tracker: &FrameTracker) {
@@ -164,6 +217,7 @@ impl CfgBuilder {
             let mine = self.funcs.entry(func).or_default();
             mine.entries.extend(p.entries);
             mine.edges.extend(p.edges);
+            mine.yield_calls.extend(p.yield_calls);
         }
     }
 
@@ -176,7 +230,14 @@ impl CfgBuilder {
                 entries.sort_unstable();
                 let mut edges: Vec<_> = p.edges.into_iter().collect();
                 edges.sort_unstable();
-                (func, FunctionCfg { entries, edges })
+                let mut yield_calls: Vec<_> = p.yield_calls.into_iter().collect();
+                yield_calls.sort_unstable();
+                let cfg = FunctionCfg {
+                    entries,
+                    edges,
+                    yield_calls,
+                };
+                (func, cfg)
             })
             .collect()
     }

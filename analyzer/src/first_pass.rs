@@ -101,9 +101,16 @@ fn scan_threads(
     units_rule: &UnitsRule,
     blocks: usize,
 ) -> (Vec<ThreadScan>, CfgBuilder) {
+    // the calls of yields mark spin-wait loops (crate::spin_wait)
+    let yielding = crate::spin_wait::yielding_functions(job.trace.blocks());
     tids.par_iter()
         .fold(
-            || (Vec::new(), CfgBuilder::new(blocks)),
+            || {
+                (
+                    Vec::new(),
+                    CfgBuilder::new(blocks).yielding(yielding.clone()),
+                )
+            },
             |(mut scans, mut cfg), &tid| {
                 scans.push(job.scan(tid, |start| units_rule.cutter(start), Some(&mut cfg)));
                 (scans, cfg)

@@ -13,7 +13,7 @@
 //! use tf_analyzer::cfg::{FunctionCfg, VEXIT};
 //! use tf_analyzer::ipdom::Ipdom;
 //! // 0 -> {1, 2} -> 3 -> exit: the diamond reconverges at 3.
-//! let cfg = FunctionCfg { entries: vec![0], edges: vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, VEXIT)] };
+//! let cfg = FunctionCfg { entries: vec![0], edges: vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, VEXIT)], ..Default::default() };
 //! let ip = Ipdom::compute(&cfg);
 //! assert_eq!(ip.of(0), Some(3));
 //! assert_eq!(ip.of(3), Some(VEXIT));
@@ -143,6 +143,7 @@ mod tests {
         FunctionCfg {
             entries: entries.to_vec(),
             edges: edges.to_vec(),
+            ..Default::default()
         }
     }
 

@@ -85,7 +85,7 @@ pub fn natural_loops(edges: &[(CBlockId, CBlockId)], roots: &[CBlockId]) -> Vec<
 /// use tf_analyzer::cfg::{FunctionCfg, VEXIT};
 /// use tf_analyzer::loops::outermost_loop;
 /// // 0 → 1 (outer header) → 2 (inner header) → {2, 3}; 3 → {1, 4}; 4 → exit
-/// let cfg = FunctionCfg { entries: vec![0], edges: vec![(0, 1), (1, 2), (2, 2), (2, 3), (3, 1), (3, 4), (4, VEXIT)] };
+/// let cfg = FunctionCfg { entries: vec![0], edges: vec![(0, 1), (1, 2), (2, 2), (2, 3), (3, 1), (3, 4), (4, VEXIT)], ..Default::default() };
 /// let l = outermost_loop(&cfg).unwrap();
 /// assert_eq!(l.header, 1);
 /// assert_eq!(l.body.len(), 3);

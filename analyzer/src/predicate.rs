@@ -42,7 +42,7 @@ pub type Predicable = FxHashSet<(u64, CBlockId)>;
 /// # w.finish()?;
 /// # let trace = tf_trace::Trace::open(&dir)?;
 /// # let canon = CanonicalBlocks::build(trace.blocks());
-/// let cfg = FunctionCfg { entries: vec![0], edges: vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, VEXIT)] };
+/// let cfg = FunctionCfg { entries: vec![0], edges: vec![(0, 1), (0, 2), (1, 3), (2, 3), (3, VEXIT)], ..Default::default() };
 /// let ipdom = [((0x100, 0), 3), ((0x100, 1), 3), ((0x100, 2), 3), ((0x100, 3), VEXIT)]
 ///     .into_iter().collect();
 /// let short = tf_analyzer::predicate::predicable(0x100, &cfg, &ipdom, &canon, trace.blocks(), 3);
@@ -191,6 +191,7 @@ mod tests {
         let cfg = FunctionCfg {
             entries: vec![0],
             edges: vec![(0, 1), (0, 3), (1, 2), (2, 1), (2, 3), (3, VEXIT)],
+            ..Default::default()
         };
         let ipdom: IpdomMap = [
             ((0x100, 0), 3),

@@ -303,6 +303,7 @@ mod tests {
         let cfg = FunctionCfg {
             entries: vec![0],
             edges: vec![(0, crate::cfg::VEXIT)],
+            ..Default::default()
         };
         FirstPass {
             scans: Vec::new(),

@@ -4,20 +4,46 @@
 //! mutexes, TBB's and OpenBLAS's waits, hand-written spin locks).
 //!
 //! Such a wait runs instructions that tf cannot tell from work, so the
-//! analysis counts the units' instructions in it and warns. Its mark is the
-//! `pause` instruction, the spin-wait hint that such loops execute on every
-//! round. The spin-wait code is the innermost loop of its function's
-//! dynamic CFG around each block that holds a `pause` (the block alone when
-//! it is in no loop): the whole loop, whatever the blocks a tracer split it
-//! into (Valgrind ends a block at every `pause`, Pin does not). A `pause`
-//! in a function of its own (a back-off called by the spin loop) marks that
-//! function's loop only, so the count is a lower bound.
+//! analysis counts the units' instructions in it and warns. Its marks are
+//! the `pause` instruction, the spin-wait hint that such loops execute on
+//! every round, and a call of `sched_yield` (or `pthread_yield`,
+//! `thrd_yield`), which loops that wait longer make instead (OpenBLAS's
+//! threads, C++'s `std::this_thread::yield`, Rust's `yield_now`). The
+//! spin-wait code is the innermost loop of its function's dynamic CFG
+//! around each block that holds a `pause` or called a yield (the block
+//! alone when it is in no loop): the whole loop, whatever the blocks a
+//! tracer split it into (Valgrind ends a block at every `pause`, Pin does
+//! not); and the yield functions themselves. A `pause` in a function of its own (a back-off called by the spin
+//! loop) marks that function's loop only, so the count is a lower bound.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::cfg::Cfgs;
 use crate::loops::natural_loops;
 use crate::results::{FunctionResult, WidthResult};
+use std::collections::HashSet;
+use std::sync::Arc;
 use tf_trace::BlockTable;
+
+/// The functions that give the CPU up to another thread and come back: a
+/// loop that calls one waits.
+const YIELDS: [&[u8]; 4] = [
+    b"sched_yield",
+    b"__sched_yield",
+    b"pthread_yield",
+    b"thrd_yield",
+];
+
+/// By function id of `table` (index 0: no function): whether it is a yield,
+/// whose calls the first pass records ([`crate::cfg::CfgBuilder::yielding`]).
+pub fn yielding_functions(table: &BlockTable) -> Arc<[bool]> {
+    let mut yielding = vec![false; table.functions().len() + 1];
+    for f in table.functions() {
+        if let Some(y) = yielding.get_mut(f.id as usize) {
+            *y = YIELDS.contains(&f.name.as_slice());
+        }
+    }
+    yielding.into()
+}
 
 /// The canonical blocks of spin-wait code.
 #[derive(Clone, Debug, Default)]
@@ -43,20 +69,31 @@ impl SpinWait {
     }
 
     /// The spin-wait code of the functions of `cfgs`: the innermost loop
-    /// around each block that holds a `pause`.
+    /// around each block that holds a `pause` or called a yield, and the
+    /// yields' own code.
     pub fn find(canon: &CanonicalBlocks, table: &BlockTable, cfgs: &Cfgs) -> SpinWait {
+        let yielding = yielding_functions(table);
+        let yields: HashSet<u64> = (table.functions().iter())
+            .filter(|f| yielding[f.id as usize])
+            .map(|f| f.entry)
+            .collect();
         let mut spin = Vec::new();
-        for cfg in cfgs.values() {
+        for (&entry, cfg) in cfgs {
             let nodes = cfg.nodes();
-            let pauses: Vec<CBlockId> = (nodes.iter().copied())
+            if yields.contains(&entry) {
+                spin.extend(nodes);
+                continue;
+            }
+            let waits: Vec<CBlockId> = (nodes.iter().copied())
                 .filter(|&c| crate::code_flow::pauses(canon, table, c))
+                .chain(cfg.yield_calls.iter().copied())
                 .collect();
-            if pauses.is_empty() {
+            if waits.is_empty() {
                 continue;
             }
             // outermost first: the last loop that holds a block is its innermost
             let loops = natural_loops(&cfg.edges, &cfg.entries);
-            for p in pauses {
+            for p in waits {
                 match loops.iter().rev().find(|l| l.body.contains(&p)) {
                     Some(l) => spin.extend(l.body.iter().copied()),
                     None => spin.push(p),
@@ -98,9 +135,10 @@ pub(crate) fn warning(r: &WidthResult) -> Option<String> {
     let share = percent(spun, r.thread_instructions);
     Some(format!(
         "{spun} of the units' {} thread instructions ({share}) ran in spin-wait loops (loops \
-         with a pause instruction), most in {}: the program waits by spinning on a lock or \
-         flag it builds from atomic instructions, which tf does not recognize, so the waiting \
-         counts as work in every figure and what it guards is not serialized",
+         with a pause instruction or a call of sched_yield), most in {}: the program waits by \
+         spinning on a lock or flag it builds from atomic instructions, which tf does not \
+         recognize, so the waiting counts as work in every figure and what it guards is not \
+         serialized",
         r.thread_instructions,
         most.join(", ")
     ))
