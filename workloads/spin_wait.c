@@ -16,8 +16,9 @@
  * flag mode how long each thread spins depends on when the others arrive
  * (at least one round of the loop for every thread but the last to come),
  * all of it in spin_barrier(). In yield mode the same holds of
- * yield_barrier()'s loop, and sched_yield() and the stub that calls it
- * wait too. In none mode nothing waits. */
+ * yield_barrier()'s loop, and all of sched_yield()'s instructions wait too
+ * (not the PLT stub's jump into it, nor the dynamic linker resolving the
+ * first call). In none mode nothing waits. */
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
