@@ -13,8 +13,9 @@
 //! around each block that holds a `pause` or called a yield (the block
 //! alone when it is in no loop): the whole loop, whatever the blocks a
 //! tracer split it into (Valgrind ends a block at every `pause`, Pin does
-//! not); and the yield functions themselves. A `pause` in a function of its own (a back-off called by the spin
-//! loop) marks that function's loop only, so the count is a lower bound.
+//! not); and the yield functions themselves. A `pause` in a function of its
+//! own (a back-off called by the spin loop) marks that function's loop only,
+//! so the count is a lower bound.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::cfg::Cfgs;
@@ -35,7 +36,7 @@ const YIELDS: [&[u8]; 4] = [
 
 /// By function id of `table` (index 0: no function): whether it is a yield,
 /// whose calls the first pass records ([`crate::cfg::CfgBuilder::yielding`]).
-pub fn yielding_functions(table: &BlockTable) -> Arc<[bool]> {
+pub(crate) fn yielding_functions(table: &BlockTable) -> Arc<[bool]> {
     let mut yielding = vec![false; table.functions().len() + 1];
     for f in table.functions() {
         if let Some(y) = yielding.get_mut(f.id as usize) {
@@ -71,6 +72,29 @@ impl SpinWait {
     /// The spin-wait code of the functions of `cfgs`: the innermost loop
     /// around each block that holds a `pause` or called a yield, and the
     /// yields' own code.
+    ///
+    /// ```
+    /// use tf_analyzer::cfg::{Cfgs, FunctionCfg, VEXIT};
+    /// use tf_analyzer::spin_wait::SpinWait;
+    /// # use tf_analyzer::blocks::CanonicalBlocks;
+    /// # use tf_trace::{BlockDef, EndKind};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = std::env::temp_dir().join(format!("tf-doc-spin-{}", std::process::id()));
+    /// # let mut w = tf_trace::TraceWriter::create(&dir)?;
+    /// // 0x100: pause; dec ecx; jne 0x100 (block 0), then 0x106: ret (block 1)
+    /// # let spin = [0xf3, 0x90, 0xff, 0xc9, 0x75, 0xfa];
+    /// # w.block(&BlockDef::new(0x100).code(&spin).insns(&[2, 2, 2]).end(EndKind::Branch))?;
+    /// # w.block(&BlockDef::new(0x106).code(&[0xc3]).insns(&[1]).end(EndKind::Return))?;
+    /// # w.finish()?;
+    /// # let trace = tf_trace::Trace::open(&dir)?;
+    /// # let canon = CanonicalBlocks::build(trace.blocks());
+    /// let edges = vec![(0, 0), (0, 1), (1, VEXIT)];
+    /// let cfgs: Cfgs = [(0x100, FunctionCfg { entries: vec![0], edges, ..Default::default() })].into();
+    /// let spin = SpinWait::find(&canon, trace.blocks(), &cfgs);
+    /// assert!(spin.holds(0) && !spin.holds(1));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
     pub fn find(canon: &CanonicalBlocks, table: &BlockTable, cfgs: &Cfgs) -> SpinWait {
         let yielding = yielding_functions(table);
         let yields: HashSet<u64> = (table.functions().iter())
