@@ -241,3 +241,44 @@ fn loop_iterations_and_openmp_outlined_functions_as_units() {
         assert!(close(eff, 4.0 / w as f64), "W = {w}: {eff}");
     }
 }
+
+#[test]
+fn lazy_binding_runs_in_the_units_unless_ld_bind_now() {
+    // In yield mode the first thread to call sched_yield does so through
+    // the dynamic linker's resolver (lazy binding), inside its unit; with
+    // LD_BIND_NOW=1 every symbol is bound at start-up, outside the units
+    // (the README's advice).
+    let dir = tempdir();
+    let resolver = |env: Option<&str>| {
+        let t = dir.path().join(format!("trace-{}", env.unwrap_or("lazy")));
+        let mut cmd = tf();
+        cmd.arg("trace")
+            .arg("-o")
+            .arg(&t)
+            .arg("--")
+            .arg(workload("spin_wait"));
+        cmd.args(["4", "10", "yield"]);
+        if let Some(v) = env {
+            cmd.env("LD_BIND_NOW", v);
+        } else {
+            cmd.env_remove("LD_BIND_NOW");
+        }
+        run_ok(&mut cmd);
+        let r = analyze_json(&t, &["--warp", "4"]);
+        let functions = width(&r, 4)["functions"].as_array().unwrap().clone();
+        (functions.iter())
+            .filter(|f| {
+                f["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("_dl_runtime_resolve")
+            })
+            .map(|f| f["thread_instructions"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert!(
+        resolver(None) > 0,
+        "the first call of sched_yield is resolved in a unit"
+    );
+    assert_eq!(resolver(Some("1")), 0);
+}
