@@ -5,14 +5,16 @@
  *   flag     spins with `pause` until every thread has arrived at a
  *            counter it increments (a barrier built from atomic
  *            instructions, which no tracer recognizes);
+ *   yield    the same, calling sched_yield() where flag pauses;
  *   none     does not wait.
  * Prints the sum of the threads' work.
  *
  * Hand-derived, for the tf figures (units: the threads' start routine
  * calls): the `pause` is the first instruction of backoff()'s loop, a block
  * of 3 instructions (`pause`, `dec`, `jnz`) that runs PAUSES times per call,
- * so in backoff mode the units' blocks that hold a pause run
- * THREADS * 3 * PAUSES thread instructions, all of them in backoff(). In
+ * so in backoff mode the units' spin-wait loops run THREADS * 3 * PAUSES
+ * thread instructions, all of them in backoff(), whatever blocks the tracer
+ * splits the loop into. In
  * flag mode how long each thread spins depends on when the others arrive
  * (at least one round of the loop for every thread but the last to come),
  * all of it in spin_barrier(). In yield mode the same holds of
