@@ -14,10 +14,9 @@
  * of 3 instructions (`pause`, `dec`, `jnz`) that runs PAUSES times per call,
  * so in backoff mode the units' spin-wait loops run THREADS * 3 * PAUSES
  * thread instructions, all of them in backoff(), whatever blocks the tracer
- * splits the loop into. In
- * flag mode how long each thread spins depends on when the others arrive
- * (at least one round of the loop for every thread but the last to come),
- * all of it in spin_barrier(). In yield mode the same holds of
+ * splits the loop into. In flag mode how long each thread spins depends on
+ * when the others arrive (at least one round of the loop for every thread
+ * but the last to come), all of it in spin_barrier(). In yield mode the same holds of
  * yield_barrier()'s loop, and all of sched_yield()'s instructions wait too
  * (not the PLT stub's jump into it, nor the dynamic linker resolving the
  * first call). In none mode nothing waits. */
