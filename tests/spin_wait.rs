@@ -11,7 +11,8 @@ use std::path::Path;
 /// What `tf analyze --warp 4` makes of `spin_wait 4 PAUSES MODE`.
 struct Analysis {
     json: Value,
-    /// The text output's stderr.
+    /// The text output's stdout and stderr.
+    stdout: String,
     stderr: String,
     /// The CSV's spin-wait instructions, by function.
     csv: Vec<(String, u64)>,
@@ -45,6 +46,7 @@ fn spin_wait(dir: &Path, pauses: u64, mode: &str) -> Analysis {
         .collect();
     Analysis {
         json,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         csv,
     }
@@ -70,6 +72,12 @@ fn a_fixed_back_off_counts_three_instructions_per_pause() {
         in_csv,
         [("[all]".to_string(), spun), ("backoff".to_string(), spun)]
     );
+    // the text's function table: the spin-wait column after the skipped one
+    let row = (a.stdout.lines())
+        .find(|l| l.contains(" backoff [spin_wait]"))
+        .unwrap_or_else(|| panic!("no row for backoff: {}", a.stdout));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[7], spun.to_string(), "{row}");
     let all = w["thread_instructions"].as_u64().unwrap();
     let said = format!(
         "tf: warning: {spun} of the units' {all} thread instructions ({:.2}%) ran in spin-wait \

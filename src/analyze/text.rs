@@ -146,8 +146,8 @@ fn print_functions(r: &WidthResult, top: usize, interleaved: bool) {
         r.warp_size
     );
     println!(
-        "{:>7} {:>16} {:>16} {:>8} {:>6} {:>6} {:>12}  function",
-        "share", "thread insns", "warp insns", "SIMT eff", "heap", "stack", "skipped"
+        "{:>7} {:>16} {:>16} {:>8} {:>6} {:>6} {:>12} {:>12}  function",
+        "share", "thread insns", "warp insns", "SIMT eff", "heap", "stack", "skipped", "spin-wait"
     );
     for f in r.functions.iter().take(top) {
         let m = &f.memory;
@@ -163,7 +163,7 @@ fn print_functions(r: &WidthResult, top: usize, interleaved: bool) {
             _ => String::new(),
         };
         println!(
-            "{:>7} {:>16} {:>16} {:>8} {:>6} {:>6} {:>12}  {} [{}]{}",
+            "{:>7} {:>16} {:>16} {:>8} {:>6} {:>6} {:>12} {:>12}  {} [{}]{}",
             pct(f.share),
             f.thread_instructions,
             f.warp_instructions,
@@ -171,6 +171,7 @@ fn print_functions(r: &WidthResult, top: usize, interleaved: bool) {
             spr(m.heap.requests, m.heap.sectors_per_request),
             spr(stack.requests, stack.sectors_per_request),
             f.skipped_instructions,
+            f.spin_wait_thread_instructions,
             f.name,
             f.module,
             place
