@@ -123,13 +123,9 @@ fn csv_has_the_json_numbers() {
         .unwrap();
     assert!(out.status.success());
     let json = analyze_json(&trace_dir, &["--unit", "call:worker", "--warp", "8,32"]);
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    for line in text.lines().skip(1) {
-        let cells: Vec<&str> = line.split(',').collect();
-        let w: u64 = cells[col("warp_size")].parse().unwrap();
-        let (name, module) = (cells[col("function")], cells[col("module")]);
+    for row in csv_rows(&csv) {
+        let w: u64 = row["warp_size"].parse().unwrap();
+        let (name, module) = (row["function"].as_str(), row["module"].as_str());
         let (thread, warp) = if name == "[all]" {
             let r = width(&json, w);
             (
@@ -149,14 +145,14 @@ fn csv_has_the_json_numbers() {
             )
         };
         assert_eq!(
-            cells[col("thread_instructions")].parse::<u64>().unwrap(),
+            row["thread_instructions"].parse::<u64>().unwrap(),
             thread,
-            "{line}"
+            "{row:?}"
         );
         assert_eq!(
-            cells[col("warp_instructions")].parse::<u64>().unwrap(),
+            row["warp_instructions"].parse::<u64>().unwrap(),
             warp,
-            "{line}"
+            "{row:?}"
         );
     }
 }
@@ -251,13 +247,7 @@ fn lazy_binding_runs_in_the_units_unless_ld_bind_now() {
     let dir = tempdir();
     let resolver = |env: Option<&str>| {
         let t = dir.path().join(format!("trace-{}", env.unwrap_or("lazy")));
-        let mut cmd = tf();
-        cmd.arg("trace")
-            .arg("-o")
-            .arg(&t)
-            .arg("--")
-            .arg(workload("spin_wait"));
-        cmd.args(["4", "10", "yield"]);
+        let mut cmd = trace_command(&t, &[], &workload("spin_wait"), &["4", "10", "yield"]);
         if let Some(v) = env {
             cmd.env("LD_BIND_NOW", v);
         } else {

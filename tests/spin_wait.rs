@@ -8,7 +8,8 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// What `tf analyze --warp 4` makes of `spin_wait 4 PAUSES MODE`.
+/// What one `tf analyze --warp 4 --json --csv` makes of `spin_wait 4 PAUSES
+/// MODE`.
 struct Analysis {
     json: Value,
     /// The text output's stdout and stderr.
@@ -25,27 +26,26 @@ fn spin_wait(dir: &Path, pauses: u64, mode: &str) -> Analysis {
         &workload("spin_wait"),
         &["4", &pauses.to_string(), mode],
     );
-    let json = analyze_json(&t, &["--warp", "4"]);
-    let csv = dir.join(format!("{mode}.csv"));
+    let (json, csv) = (
+        dir.join(format!("{mode}.json")),
+        dir.join(format!("{mode}.csv")),
+    );
     let out = run_ok(
         tf().arg("analyze")
             .arg(&t)
-            .args(["--warp", "4", "--csv"])
+            .args(["--warp", "4", "--json"])
+            .arg(&json)
+            .arg("--csv")
             .arg(&csv),
     );
-    // the functions' names hold no comma here
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (function, spun) = (col("function"), col("spin_wait_thread_instructions"));
-    let csv = (text.lines().skip(1))
-        .map(|line| {
-            let cells: Vec<&str> = line.split(',').collect();
-            (cells[function].to_string(), cells[spun].parse().unwrap())
+    let csv = (csv_rows(&csv).into_iter())
+        .map(|row| {
+            let spun = row["spin_wait_thread_instructions"].parse().unwrap();
+            (row["function"].clone(), spun)
         })
         .collect();
     Analysis {
-        json,
+        json: serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         csv,

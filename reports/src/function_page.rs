@@ -31,7 +31,7 @@ fn figures(c: &Catalogue, f: &Function) -> String {
     let mut out = String::from(
         "<h2>Figures per warp width</h2>\n<p class=\"note\">Own instructions only (never its callees'). \
          Share: of all warp instructions at that width. Heap, stack, global, other: 32-byte sectors per request. \
-         Spin-wait: thread instructions in loops with a pause instruction, waiting that tf counts as work.</p>\n\
+         Spin-wait: thread instructions in loops with a pause instruction or a call of sched_yield, waiting that tf counts as work.</p>\n\
          <table class=\"figures\"><thead>",
     );
     out.push_str(&header_row(&[

@@ -146,13 +146,7 @@ pub fn check(dir: &Path) -> (bool, String) {
 
 /// Traces `program args` with `env` set (LD_BIND_NOW=1 besides).
 pub fn trace_env(dir: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]) {
-    let o = super::tf()
-        .arg("trace")
-        .arg("-o")
-        .arg(dir)
-        .arg("--")
-        .arg(program)
-        .args(args)
+    let o = super::trace_command(dir, &[], program, args)
         .env("LD_BIND_NOW", "1")
         .envs(env.iter().copied())
         .output()

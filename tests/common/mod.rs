@@ -53,15 +53,29 @@ pub fn trace(dir: &Path, program: &Path, args: &[&str]) -> Output {
 
 /// Runs `tf trace -o DIR OPTIONS -- program args` and returns the output.
 pub fn trace_with(dir: &Path, options: &[&str], program: &Path, args: &[&str]) -> Output {
-    tf().arg("trace")
+    trace_command(dir, options, program, args)
+        .output()
+        .expect("run tf trace")
+}
+
+/// The command `tf trace -o DIR OPTIONS -- program args`, to run as it is or
+/// with an environment of its own.
+pub fn trace_command(dir: &Path, options: &[&str], program: &Path, args: &[&str]) -> Command {
+    let mut cmd = tf();
+    cmd.arg("trace")
         .arg("-o")
         .arg(dir)
         .args(options)
         .arg("--")
         .arg(program)
-        .args(args)
-        .output()
-        .expect("run tf trace")
+        .args(args);
+    cmd
+}
+
+/// The rows of the CSV file `path`, each as its cells by column name.
+pub fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    reader.deserialize().map(|row| row.unwrap()).collect()
 }
 
 /// Like [`trace`], and checks that the program exited with 0.
