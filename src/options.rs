@@ -56,6 +56,12 @@ pub struct AnalyzeArgs {
     /// spinning lanes do in a GPU's counters.
     #[arg(long, value_enum, default_value_t = LockModel::Serialize)]
     pub(crate) lock_model: LockModel,
+    /// count: spin-wait loops (a `pause` or a call of sched_yield) count as
+    /// work in every figure; exclude: they are replayed but left out of
+    /// every figure (and of the report and the export), as VTune's
+    /// effective time leaves out spin time. Both count them apart.
+    #[arg(long, value_enum, default_value_t = SpinWait::Count)]
+    pub(crate) spin_wait: SpinWait,
     /// Replay only shard i of N: the warps whose number is i modulo N (per
     /// width); combine the shards' JSON with `tf merge`.
     #[arg(long, value_name = "i/N")]
@@ -116,6 +122,10 @@ impl AnalyzeArgs {
                 LockModel::Serialize => L::Serialize,
                 LockModel::Spin => L::Spin,
             },
+            spin_wait: match self.spin_wait {
+                SpinWait::Count => tf_analyzer::spin_wait::SpinWaitRule::Count,
+                SpinWait::Exclude => tf_analyzer::spin_wait::SpinWaitRule::Exclude,
+            },
             shard: self.shard,
             index: self.index == Switch::On,
         }
@@ -130,6 +140,14 @@ pub enum Reconverge {
     None,
     /// The lanes at the lowest code address run first; they reconverge wherever they meet.
     MinPc,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum SpinWait {
+    /// Spin-wait loops count as work.
+    Count,
+    /// Spin-wait loops are left out of the figures.
+    Exclude,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -55,9 +55,15 @@ fn merging_every_shard_gives_the_unsharded_result() {
         // spin-wait loops in every unit: each shard warns of its own, the
         // merged report of the whole
         ("spin_wait", vec!["8", "100"], vec!["--warp", "1,2,4"]),
+        // ... and left out of the figures, which the shards count apart
+        (
+            "spin_wait",
+            vec!["8", "100"],
+            vec!["--warp", "1,2,4", "--spin-wait", "exclude"],
+        ),
     ];
-    for (name, program_args, args) in cases {
-        let t = dir.path().join(name);
+    for (k, (name, program_args, args)) in cases.into_iter().enumerate() {
+        let t = dir.path().join(format!("{k}-{name}"));
         let pargs: Vec<&str> = program_args.iter().map(|s| &**s).collect();
         trace_ok(&t, &workload(name), &pargs);
         let whole = analyze_json(&t, &args);
@@ -90,6 +96,21 @@ fn merge_refuses_a_missing_or_doubled_shard() {
     let out = tf().arg("merge").arg(&part).arg(&part).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("shard 0/2 is given twice"), "{err}");
+    // the other shard, with spin-wait loops left out where the first counts them
+    let other = dir.path().join("p1.json");
+    let mut args = shard.to_vec();
+    args[5] = "1/2";
+    succeed(
+        tf().arg("analyze")
+            .arg(&t)
+            .args(&args)
+            .arg(&other)
+            .args(["--spin-wait", "exclude"]),
+    );
+    let out = tf().arg("merge").arg(&part).arg(&other).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("options"), "{err}");
     let out = tf()
         .args(["analyze", "x", "--shard", "2/2"])
         .output()

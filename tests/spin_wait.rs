@@ -141,3 +141,101 @@ fn a_barrier_built_from_atomics_is_spin_wait_pausing_or_yielding_and_no_wait_is_
     assert!(a.json["warnings"].as_array().unwrap().is_empty());
     assert!(a.csv.iter().all(|(_, n)| *n == 0));
 }
+
+#[test]
+fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export() {
+    let dir = tempdir();
+    let t = dir.path().join("backoff");
+    trace_ok(&t, &workload("spin_wait"), &["4", "1000", "backoff"]);
+    let widths = ["--warp", "1,4,8"];
+    let counted = analyze_json(&t, &widths);
+    let (json, csv) = (dir.path().join("x.json"), dir.path().join("x.csv"));
+    let out = run_ok(
+        tf().arg("analyze")
+            .arg(&t)
+            .args(widths)
+            .args(["--spin-wait", "exclude", "--json"])
+            .arg(&json)
+            .arg("--csv")
+            .arg(&csv),
+    );
+    let excluded: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(excluded["spin_wait"], "exclude");
+    assert_eq!(counted["spin_wait"], "count");
+    // The 4 threads' units are units 1 to 4 (the main thread's is unit 0),
+    // each 1000 rounds of backoff()'s `pause; dec; jnz`, the 4 lanes in step:
+    // at W = 1 each lane issues its own 3000 warp instructions; at W = 4
+    // the warps hold units 0-3 and 4, so three lanes go round together in
+    // one and one alone in the other (2 × 3000); at W = 8 all four together.
+    let spun = 4 * 3 * 1000u64;
+    for (w, warp_spun) in [(1, spun), (4, 2 * 3000), (8, 3000)] {
+        let (c, x) = (width(&counted, w), width(&excluded, w));
+        let at = |r: &Value, key: &str| r[key].as_u64().unwrap();
+        assert_eq!(
+            at(c, "thread_instructions") - at(x, "thread_instructions"),
+            spun
+        );
+        assert_eq!(
+            at(c, "warp_instructions") - at(x, "warp_instructions"),
+            warp_spun,
+            "W = {w}"
+        );
+        // the loop has no memory operand: every request is as before
+        assert_eq!(c["memory"], x["memory"]);
+        // counted apart alike, and every recorded instruction replayed
+        assert_eq!(x["spin_wait_thread_instructions"], spun);
+        assert_eq!(x["excluded_thread_instructions"], spun);
+        assert_eq!(c["excluded_thread_instructions"], 0);
+        assert_eq!(
+            at(x, "thread_instructions") + spun,
+            at(x, "recorded_thread_instructions")
+        );
+        let (cb, xb) = (function(c, "backoff"), function(x, "backoff"));
+        assert_eq!(
+            at(cb, "thread_instructions") - at(xb, "thread_instructions"),
+            spun
+        );
+        assert_eq!(xb["spin_wait_thread_instructions"], spun);
+        // work() is as it was, but for its share of a smaller whole
+        let (cw, xw) = (function(c, "work"), function(x, "work"));
+        for key in ["thread_instructions", "warp_instructions", "memory"] {
+            assert_eq!(cw[key], xw[key], "{key}");
+        }
+    }
+    assert!(excluded["incomplete"].as_array().unwrap().is_empty());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("   spin-wait: exclude   "), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let all = width(&counted, 4)["thread_instructions"].as_u64().unwrap();
+    let share = 100.0 * spun as f64 / all as f64;
+    let said = format!(
+        "tf: warning: {spun} of the units' {all} thread instructions ({share:.2}%) ran in spin-wait \
+         loops (loops with a pause instruction or a call of sched_yield), most in backoff \
+         (100.0%): the program waits by spinning on a lock or flag it builds from atomic \
+         instructions, which tf does not recognize: the waiting is left out of every figure \
+         (--spin-wait exclude), but what it guards is not serialized"
+    );
+    assert!(stderr.contains(&said), "{stderr}");
+    // the CSV has the JSON's numbers
+    let backoff_at_4 = csv_rows(&csv)
+        .into_iter()
+        .find(|r| r["warp_size"] == "4" && r["function"] == "backoff")
+        .unwrap();
+    let xb = function(width(&excluded, 4), "backoff");
+    assert_eq!(
+        backoff_at_4["thread_instructions"],
+        xb["thread_instructions"].to_string()
+    );
+
+    // The Accel-Sim export leaves out what the figures leave out.
+    for (figures, rule) in [(&counted, "count"), (&excluded, "exclude")] {
+        let out = dir.path().join(format!("export-{rule}"));
+        let s = common::accelsim::export(&t, &out, &["--warp", "4", "--spin-wait", rule]);
+        let r = width(figures, 4);
+        assert_eq!(
+            s["total"]["x86_thread_instructions"],
+            r["thread_instructions"]
+        );
+        assert_eq!(s["total"]["x86_warp_instructions"], r["warp_instructions"]);
+    }
+}

@@ -14,7 +14,7 @@ use crate::scan::{ScanJob, Skipped};
 use crate::scan_index::FirstPass;
 use crate::segments::Segments;
 use crate::sink::{Context, Nobody, Observer};
-use crate::spin_wait::SpinWait;
+use crate::spin_wait::{SpinWait, SpinWaitRule};
 use crate::symbols::{SourceLines, Symbols};
 use crate::tasks::{inside_warning, is_taskloop, taskloop_warning, RuntimeCalls};
 use crate::unit_rule::UnitSpec;
@@ -46,6 +46,8 @@ pub struct Options {
     pub predicate: u32,
     /// How lanes waiting for a lock count (`--lock-model`).
     pub lock_model: LockModel,
+    /// Whether spin-wait code counts in the figures (`--spin-wait`).
+    pub spin_wait: SpinWaitRule,
     /// Replay only this shard of the warps (`--shard i/N`).
     pub shard: Option<Shard>,
     /// Read the first pass from the trace's index when it holds it for
@@ -64,6 +66,7 @@ impl Default for Options {
             reconvergence: Reconvergence::Ipdom,
             predicate: 0,
             lock_model: LockModel::Serialize,
+            spin_wait: SpinWaitRule::Count,
             shard: None,
             index: false,
         }
@@ -297,6 +300,7 @@ pub fn analyze_observed<O: Observer>(
         predicable: &predicable_branches,
         lock_model: opts.lock_model,
         spin_wait: &spin_wait,
+        spin_wait_rule: opts.spin_wait,
     };
     let totals = WarpJobs {
         trace,
@@ -353,6 +357,7 @@ pub fn analyze_observed<O: Observer>(
         reconverge: opts.reconvergence.to_string(),
         predicate: opts.predicate,
         lock_model: opts.lock_model.to_string(),
+        spin_wait: opts.spin_wait.to_string(),
         locks: opts.locks,
         threads,
         skipped,

@@ -98,6 +98,7 @@ fn same_options(a: &Report, b: &Report) -> bool {
         a.predicate,
         &a.lock_model,
         a.locks,
+        &a.spin_wait,
     ) == (
         &b.unit,
         &b.batch,
@@ -105,6 +106,7 @@ fn same_options(a: &Report, b: &Report) -> bool {
         b.predicate,
         &b.lock_model,
         b.locks,
+        &b.spin_wait,
     )
 }
 
@@ -125,6 +127,7 @@ fn add_width(a: &mut WidthResult, b: WidthResult) {
     a.serialized_warp_instructions += b.serialized_warp_instructions;
     a.off_stack.add(&b.off_stack);
     a.spin_wait_thread_instructions += b.spin_wait_thread_instructions;
+    a.excluded_thread_instructions += b.excluded_thread_instructions;
     add_memory(&mut a.memory, &b.memory);
     for l in b.locks {
         match a.locks.iter_mut().find(|x| x.address == l.address) {

@@ -36,8 +36,8 @@ pub(crate) fn incomplete(results: &[WidthResult]) -> Vec<String> {
                 r.warp_size, r.unfinished_units, r.units
             ));
         }
-        let replayed = r.thread_instructions
-            - r.predicated_off_thread_instructions
+        let replayed = r.thread_instructions - r.predicated_off_thread_instructions
+            + r.excluded_thread_instructions
             - r.spinning_thread_instructions;
         if replayed != r.recorded_thread_instructions {
             let share = replayed as f64 / r.recorded_thread_instructions.max(1) as f64;
@@ -151,6 +151,7 @@ impl<'a> Naming<'a> {
             spin_wait_thread_instructions: (total.functions.iter())
                 .map(|f| f.spin_wait_instructions)
                 .sum(),
+            excluded_thread_instructions: total.excluded,
         }
     }
 
@@ -258,6 +259,7 @@ mod tests {
             functions: Vec::new(),
             off_stack: Default::default(),
             spin_wait_thread_instructions: 0,
+            excluded_thread_instructions: 0,
         }
     }
 

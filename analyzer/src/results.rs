@@ -31,6 +31,10 @@ pub struct Report {
     pub predicate: u32,
     /// `--lock-model`.
     pub lock_model: String,
+    /// `--spin-wait`: `count`, or `exclude` (spin-wait code left out of the
+    /// figures); `count` in results written before tf had the option.
+    #[serde(default = "spin_wait_counted")]
+    pub spin_wait: String,
     /// `--locks`: whether lanes holding the same lock were serialized.
     pub locks: bool,
     /// Per thread.
@@ -156,11 +160,17 @@ pub struct WidthResult {
     /// (zero in results written before tf counted them).
     #[serde(default)]
     pub off_stack: OffStack,
-    /// Of `thread_instructions`, those of spin-wait loops (loops with a
-    /// `pause`: crate::spin_wait; zero in results written before tf counted
-    /// them).
+    /// The units' thread instructions in spin-wait loops (loops with a
+    /// `pause` or a call of `sched_yield`: crate::spin_wait; zero in results
+    /// written before tf counted them): of `thread_instructions`, or, under
+    /// `--spin-wait exclude`, the `excluded_thread_instructions`.
     #[serde(default)]
     pub spin_wait_thread_instructions: u64,
+    /// Thread instructions replayed but left out of every figure
+    /// (`--spin-wait exclude`): with `thread_instructions`, less the idle
+    /// lanes' (predicated off, spinning), they make the recorded ones.
+    #[serde(default)]
+    pub excluded_thread_instructions: u64,
 }
 
 /// One lock, as the units used it.
@@ -214,8 +224,9 @@ pub struct FunctionResult {
     /// Instructions skipped right after its blocks (calls into lock runtime
     /// or excluded functions made from it).
     pub skipped_instructions: u64,
-    /// Of its thread instructions, those of spin-wait loops (zero in results
-    /// written before tf counted them).
+    /// Its thread instructions in spin-wait loops, counted in
+    /// `thread_instructions` or left out of them as the report's
+    /// `spin_wait` says (zero in results written before tf counted them).
     #[serde(default)]
     pub spin_wait_thread_instructions: u64,
 }
@@ -310,6 +321,11 @@ impl From<&Memory> for MemoryReport {
             all_interleaved: m.total(true).into(),
         }
     }
+}
+
+/// `--spin-wait`'s default, for results written before tf had it.
+fn spin_wait_counted() -> String {
+    crate::spin_wait::SpinWaitRule::Count.to_string()
 }
 
 /// Orders functions as reports list them: most warp instructions first.

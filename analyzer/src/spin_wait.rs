@@ -46,6 +46,35 @@ pub(crate) fn yielding_functions(table: &BlockTable) -> Arc<[bool]> {
     yielding.into()
 }
 
+/// What the figures make of spin-wait code (`--spin-wait`).
+///
+/// ```
+/// use tf_analyzer::spin_wait::SpinWaitRule;
+/// assert_eq!(SpinWaitRule::default(), SpinWaitRule::Count);
+/// assert_eq!(SpinWaitRule::Exclude.to_string(), "exclude");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpinWaitRule {
+    /// Its instructions are issued and counted as any others (and counted
+    /// apart too).
+    #[default]
+    Count,
+    /// It is replayed, so that lanes diverge and reconverge as they did,
+    /// but never issued: its instructions are left out of every figure and
+    /// every observer's stream, as VTune's effective time leaves out spin
+    /// time, and counted apart only.
+    Exclude,
+}
+
+impl std::fmt::Display for SpinWaitRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SpinWaitRule::Count => "count",
+            SpinWaitRule::Exclude => "exclude",
+        })
+    }
+}
+
 /// The canonical blocks of spin-wait code.
 #[derive(Clone, Debug, Default)]
 pub struct SpinWait {
@@ -156,14 +185,19 @@ pub(crate) fn warning(r: &WidthResult) -> Option<String> {
             format!("{} ({:.1}%)", f.name, 100.0 * share)
         })
         .collect();
-    let share = percent(spun, r.thread_instructions);
+    // under --spin-wait exclude, the spinning is not in thread_instructions
+    let all = r.thread_instructions + r.excluded_thread_instructions;
+    let share = percent(spun, all);
+    let counted = if r.excluded_thread_instructions == 0 {
+        ", so the waiting counts as work in every figure (--spin-wait exclude leaves it out) and"
+    } else {
+        ": the waiting is left out of every figure (--spin-wait exclude), but"
+    };
     Some(format!(
-        "{spun} of the units' {} thread instructions ({share}) ran in spin-wait loops (loops \
+        "{spun} of the units' {all} thread instructions ({share}) ran in spin-wait loops (loops \
          with a pause instruction or a call of sched_yield), most in {}: the program waits by \
          spinning on a lock or flag it builds from atomic instructions, which tf does not \
-         recognize, so the waiting counts as work in every figure and what it guards is not \
-         serialized",
-        r.thread_instructions,
+         recognize{counted} what it guards is not serialized",
         most.join(", ")
     ))
 }

@@ -184,7 +184,8 @@ pub struct FunctionStats {
     /// Warp instructions issued with the lanes of one lock serialized.
     pub serialized_warp_instructions: u64,
     /// Thread instructions of spin-wait code (crate::spin_wait), active
-    /// lanes only.
+    /// lanes only: counted in `insns` too, or left out of them under
+    /// [`SpinWaitRule::Exclude`](crate::spin_wait::SpinWaitRule).
     pub spin_wait_instructions: u64,
 }
 

@@ -28,10 +28,15 @@ pub fn render(c: &Catalogue, f: &Function, observed: Option<&Observed>) -> Resul
 }
 
 fn figures(c: &Catalogue, f: &Function) -> String {
-    let mut out = String::from(
+    let spin_wait = if c.report.spin_wait == "exclude" {
+        "waiting left out of the other figures (--spin-wait exclude)"
+    } else {
+        "waiting that tf counts as work (--spin-wait exclude leaves it out)"
+    };
+    let mut out = format!(
         "<h2>Figures per warp width</h2>\n<p class=\"note\">Own instructions only (never its callees'). \
          Share: of all warp instructions at that width. Heap, stack, global, other: 32-byte sectors per request. \
-         Spin-wait: thread instructions in loops with a pause instruction or a call of sched_yield, waiting that tf counts as work.</p>\n\
+         Spin-wait: thread instructions in loops with a pause instruction or a call of sched_yield, {spin_wait}.</p>\n\
          <table class=\"figures\"><thead>",
     );
     out.push_str(&header_row(&[

@@ -85,8 +85,14 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
         ("--reconverge", r.reconverge.clone()),
         (
             "--locks",
-            if r.locks { "on (serialized)" } else { "off" }.into(),
+            match (r.locks, r.lock_model.as_str()) {
+                (false, _) => "off",
+                (true, "spin") => "on (serialized, the waiting lanes spinning)",
+                (true, _) => "on (serialized)",
+            }
+            .into(),
         ),
+        ("--spin-wait", r.spin_wait.clone()),
         ("sweep widths", sweep.join(", ")),
     ]);
     if !run.only.is_empty() {

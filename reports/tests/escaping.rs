@@ -43,6 +43,7 @@ fn report() -> Report {
         serialized_warp_instructions: 3,
         off_stack: Default::default(),
         spin_wait_thread_instructions: 0,
+        excluded_thread_instructions: 0,
         locks: vec![LockResult {
             address: "0x1000".into(),
             symbol: Some(format!("lock{EVIL}")),
@@ -64,6 +65,7 @@ fn report() -> Report {
         reconverge: "ipdom".into(),
         predicate: 0,
         lock_model: "serialize".into(),
+        spin_wait: "count".into(),
         shard: None,
         locks: true,
         threads: vec![ThreadReport {

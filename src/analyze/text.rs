@@ -19,7 +19,7 @@ fn spr(requests: u64, x: f64) -> String {
 /// `interleaved`.
 pub fn print(report: &Report, top: usize, interleaved: bool) {
     println!(
-        "trace {}   units: {}   batch: {}   reconverge: {}   predicate: {}   locks: {}   stack: {}",
+        "trace {}   units: {}   batch: {}   reconverge: {}   predicate: {}   locks: {}   spin-wait: {}   stack: {}",
         report.trace,
         report.unit,
         report.batch,
@@ -30,6 +30,7 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
             (true, "spin") => "spin",
             (true, _) => "serialized",
         },
+        report.spin_wait,
         if interleaved { "interleaved" } else { "cpu" }
     );
     if let Some(s) = report.shard {

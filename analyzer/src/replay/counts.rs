@@ -55,6 +55,9 @@ pub struct WarpStats {
     /// Thread instructions of lanes spinning on a lock (`--lock-model spin`;
     /// counted in `insns`, not recorded by them).
     pub spinning: u64,
+    /// Thread instructions replayed but left out of `insns` and of every
+    /// observer (`--spin-wait exclude`).
+    pub excluded: u64,
     /// Per lock address.
     pub locks: HashMap<u64, LockStats>,
     /// Lanes that ran on a stack outside their thread's, and their calls.
@@ -78,6 +81,7 @@ impl WarpStats {
         self.predicated_branches += o.predicated_branches;
         self.predicated_off += o.predicated_off;
         self.spinning += o.spinning;
+        self.excluded += o.excluded;
         self.off_stack.add(&o.off_stack);
         if self.functions.len() < o.functions.len() {
             self.functions

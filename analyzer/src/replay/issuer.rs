@@ -7,6 +7,7 @@ use super::tally::Tally;
 use super::{Replay, PROGRESS_STEP};
 use crate::blocks::CBlockId;
 use crate::sink::{idle_instructions, Issue, IssueSink, LaneIssue};
+use crate::spin_wait::SpinWaitRule;
 use tf_trace::FunctionId;
 
 pub(super) struct Issuer<'a, 's> {
@@ -60,15 +61,6 @@ impl<'a, 's> Issuer<'a, 's> {
         warp: u64,
     ) {
         let cb = cfg.canon.block(b);
-        let counted = live | e.predicated | e.spinning;
-        if counted != live {
-            thread += idle_instructions(e.predicated, live, warp)
-                + idle_instructions(e.spinning, live, warp);
-        }
-        self.unreported += thread;
-        if self.unreported >= PROGRESS_STEP {
-            cfg.progress.advance(std::mem::take(&mut self.unreported));
-        }
         let f = if cb.function != 0 {
             cb.function
         } else {
@@ -78,6 +70,18 @@ impl<'a, 's> Issuer<'a, 's> {
             self.frame_function.1
         };
         let f = f.min(cfg.functions.max_id() as FunctionId);
+        if cfg.spin_wait_rule == SpinWaitRule::Exclude && cfg.spin_wait.holds(b) {
+            // replayed, never issued: the lanes' own instructions, apart
+            self.tally.exclude(f as usize, thread);
+            self.report_progress(cfg, thread);
+            return;
+        }
+        let counted = live | e.predicated | e.spinning;
+        if counted != live {
+            thread += idle_instructions(e.predicated, live, warp)
+                + idle_instructions(e.spinning, live, warp);
+        }
+        self.report_progress(cfg, thread);
         let issue = Issue {
             cblock: b,
             block: cb,
@@ -94,6 +98,16 @@ impl<'a, 's> Issuer<'a, 's> {
         self.tally.issue(&issue);
         if let Some(sink) = self.sink.as_deref_mut() {
             sink.issue(&issue);
+        }
+    }
+
+    /// Tells the progress bar about `thread` more replayed instructions,
+    /// every [`PROGRESS_STEP`] or so.
+    #[inline(always)]
+    fn report_progress(&mut self, cfg: &Replay<'_>, thread: u64) {
+        self.unreported += thread;
+        if self.unreported >= PROGRESS_STEP {
+            cfg.progress.advance(std::mem::take(&mut self.unreported));
         }
     }
 }

@@ -100,6 +100,8 @@ pub struct Replay<'a> {
     pub lock_model: LockModel,
     /// Spin-wait code, whose instructions are counted apart too.
     pub spin_wait: &'a crate::spin_wait::SpinWait,
+    /// Whether spin-wait code is issued or left out (`--spin-wait`).
+    pub spin_wait_rule: crate::spin_wait::SpinWaitRule,
 }
 
 /// How lanes that wait for a lock held by another lane of their warp count

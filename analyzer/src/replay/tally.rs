@@ -151,6 +151,17 @@ impl Tally<'_> {
     }
 }
 
+impl Tally<'_> {
+    /// Counts `n` thread instructions of function `f`'s spin-wait code that
+    /// were replayed but not issued (`--spin-wait exclude`).
+    pub(super) fn exclude(&mut self, f: usize, n: u64) {
+        let s = &mut self.stats;
+        s.excluded += n;
+        let f = f.min(s.functions.len() - 1);
+        s.functions[f].spin_wait_instructions += n;
+    }
+}
+
 impl IssueSink for Tally<'_> {
     fn issue(&mut self, issue: &Issue<'_>) {
         let s = &mut self.stats;
