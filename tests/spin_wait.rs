@@ -227,6 +227,24 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
         xb["thread_instructions"].to_string()
     );
 
+    // A function that only ran spin-wait code still has its row: sched_yield
+    // in yield mode, where its every instruction is left out.
+    let y = dir.path().join("yield");
+    trace_ok(&y, &workload("spin_wait"), &["4", "0", "yield"]);
+    let r = analyze_json(&y, &["--warp", "4", "--spin-wait", "exclude"]);
+    let w = width(&r, 4);
+    let sched_yield = function(w, "sched_yield");
+    assert_eq!(sched_yield["thread_instructions"], 0);
+    let yielded = sched_yield["spin_wait_thread_instructions"]
+        .as_u64()
+        .unwrap();
+    let in_loop = function(w, "yield_barrier")["spin_wait_thread_instructions"].as_u64();
+    assert!(yielded > 0 && in_loop > Some(0), "{yielded} {in_loop:?}");
+    assert_eq!(
+        w["spin_wait_thread_instructions"],
+        yielded + in_loop.unwrap()
+    );
+
     // The Accel-Sim export leaves out what the figures leave out.
     for (figures, rule) in [(&counted, "count"), (&excluded, "exclude")] {
         let out = dir.path().join(format!("export-{rule}"));

@@ -106,7 +106,9 @@ impl<'a> Naming<'a> {
             .functions
             .iter()
             .enumerate()
-            .filter(|(_, f)| f.insns.warp_instructions > 0)
+            // a function whose every instruction was left out as spin-wait
+            // code (--spin-wait exclude) still shows its spinning
+            .filter(|(_, f)| f.insns.warp_instructions > 0 || f.spin_wait_instructions > 0)
             .map(|(id, f)| self.function_result(id as FunctionId, f, width, all_warp))
             .collect();
         sort_functions(&mut functions);
