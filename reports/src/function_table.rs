@@ -51,13 +51,21 @@ pub fn section(c: &Catalogue) -> Result<String, Error> {
     for (_, w) in c.shown_results() {
         columns.push(format!("SIMT eff. W={}", w.warp_size));
     }
-    for s in ["heap", "stack", "global", "serialized", "skipped"] {
+    for s in [
+        "heap",
+        "stack",
+        "global",
+        "serialized",
+        "skipped",
+        "spin-wait",
+    ] {
         columns.push(format!("{s} (W={})", main.warp_size));
     }
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
     out.push_str(
         "<p class=\"note\">Own instructions only (never callees'); click a column to sort. \
-        Heap, stack, global: sectors per request. Functions with a page are links.</p>\n",
+        Heap, stack, global: sectors per request. Spin-wait: thread instructions in spin-wait loops \
+        (loops with a pause instruction or a call of sched_yield). Functions with a page are links.</p>\n",
     );
     let _ = writeln!(
         out,
@@ -102,6 +110,8 @@ pub fn section(c: &Catalogue) -> Result<String, Error> {
         let skip = n(m.map(|r| r.skipped_instructions));
         row.push_str(&count_cell("serialized", ser));
         row.push_str(&count_cell("skipped", skip));
+        let spun = n(m.map(|r| r.spin_wait_thread_instructions));
+        row.push_str(&count_cell("spin", spun));
         row.push_str("</tr>\n");
         out.push_str(&row);
     }

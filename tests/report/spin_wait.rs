@@ -30,6 +30,9 @@ fn a_back_off_shows_on_its_function_page_and_its_warning_on_the_index() {
         assert!(index.contains(&run), "{rule}: the run's rule");
         let json = analyze_json(&trace, &options);
         for (name, spun) in [("backoff", 4 * 3 * 1000), ("work", 0)] {
+            // the index's table, at the widest width
+            let row = format!("data-fn=\"{name}\"");
+            assert_eq!(num(&index, &row, "spin") as u64, spun, "{rule}: {name}");
             let page = read(&page_of(&report, &index, name));
             let note = match rule {
                 "count" => "waiting that tf counts as work",
