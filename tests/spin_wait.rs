@@ -257,3 +257,40 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
         assert_eq!(s["total"]["x86_warp_instructions"], r["warp_instructions"]);
     }
 }
+
+#[test]
+fn lanes_leaving_an_excluded_spin_loop_one_by_one_diverge_in_no_figure() {
+    let dir = tempdir();
+    let t = dir.path().join("stagger");
+    let pauses = 100u64;
+    trace_ok(
+        &t,
+        &workload("spin_wait"),
+        &["4", &pauses.to_string(), "stagger"],
+    );
+    // thread k backs off (k + 1) * 100 rounds of 3 instructions; at W = 8
+    // the four lanes go round together and leave one by one: 3 divergent
+    // branches, 400 rounds of 3 warp instructions
+    let spun = 3 * pauses * (1 + 2 + 3 + 4);
+    let counted = analyze_json(&t, &["--warp", "1,8"]);
+    let excluded = analyze_json(&t, &["--warp", "1,8", "--spin-wait", "exclude"]);
+    for (w, warp_spun, divergent) in [(1, spun, 0), (8, 3 * 4 * pauses, 3)] {
+        let (c, x) = (width(&counted, w), width(&excluded, w));
+        let at = |r: &Value, key: &str| r[key].as_u64().unwrap();
+        assert_eq!(at(c, "spin_wait_thread_instructions"), spun);
+        assert_eq!(
+            at(c, "thread_instructions") - at(x, "thread_instructions"),
+            spun
+        );
+        assert_eq!(
+            at(c, "warp_instructions") - at(x, "warp_instructions"),
+            warp_spun
+        );
+        assert_eq!(
+            at(c, "divergent_branches") - at(x, "divergent_branches"),
+            divergent,
+            "W = {w}"
+        );
+        assert_eq!(at(x, "excluded_thread_instructions"), spun);
+    }
+}

@@ -7,7 +7,6 @@ use super::tally::Tally;
 use super::{Replay, PROGRESS_STEP};
 use crate::blocks::CBlockId;
 use crate::sink::{idle_instructions, Issue, IssueSink, LaneIssue};
-use crate::spin_wait::SpinWaitRule;
 use tf_trace::FunctionId;
 
 pub(super) struct Issuer<'a, 's> {
@@ -70,7 +69,7 @@ impl<'a, 's> Issuer<'a, 's> {
             self.frame_function.1
         };
         let f = f.min(cfg.functions.max_id() as FunctionId);
-        if cfg.spin_wait_rule == SpinWaitRule::Exclude && cfg.spin_wait.holds(b) {
+        if cfg.leaves_out(b) {
             // replayed, never issued: the lanes' own instructions, apart
             self.tally.exclude(f as usize, thread);
             self.report_progress(cfg, thread);

@@ -104,6 +104,16 @@ pub struct Replay<'a> {
     pub spin_wait_rule: crate::spin_wait::SpinWaitRule,
 }
 
+impl Replay<'_> {
+    /// Whether block `b` is left out of every figure and observer: spin-wait
+    /// code under `--spin-wait exclude`. Its issues, and the divergences and
+    /// predicated branches at its end, are replayed but not told.
+    #[inline(always)]
+    pub(super) fn leaves_out(&self, b: CBlockId) -> bool {
+        self.spin_wait_rule == crate::spin_wait::SpinWaitRule::Exclude && self.spin_wait.holds(b)
+    }
+}
+
 /// How lanes that wait for a lock held by another lane of their warp count
 /// (`--lock-model`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

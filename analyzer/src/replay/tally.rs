@@ -149,9 +149,7 @@ impl Tally<'_> {
             }
         });
     }
-}
 
-impl Tally<'_> {
     /// Counts `n` thread instructions of function `f`'s spin-wait code that
     /// were replayed but not issued (`--spin-wait exclude`).
     pub(super) fn exclude(&mut self, f: usize, n: u64) {

@@ -276,9 +276,11 @@ impl Warp<'_, '_, '_> {
                     callers == 0 && left == 0 && self.cfg.predicable.contains(&(top.func, n));
                 if predicable {
                     // If-converted: every lane issues both arms.
-                    self.issuer.tell(|s| s.predicated(n));
+                    if !self.cfg.leaves_out(n) {
+                        self.issuer.tell(|s| s.predicated(n));
+                    }
                     predicated |= stay;
-                } else {
+                } else if !self.cfg.leaves_out(n) {
                     let active = stay | left;
                     let at = match r {
                         Pc::Block(b) => Some(b),
