@@ -171,15 +171,8 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
     for (w, warp_spun) in [(1, spun), (4, 2 * 3000), (8, 3000)] {
         let (c, x) = (width(&counted, w), width(&excluded, w));
         let at = |r: &Value, key: &str| r[key].as_u64().unwrap();
-        assert_eq!(
-            at(c, "thread_instructions") - at(x, "thread_instructions"),
-            spun
-        );
-        assert_eq!(
-            at(c, "warp_instructions") - at(x, "warp_instructions"),
-            warp_spun,
-            "W = {w}"
-        );
+        assert_eq!(left_out(c, x, "thread_instructions"), spun);
+        assert_eq!(left_out(c, x, "warp_instructions"), warp_spun, "W = {w}");
         // the loop has no memory operand: every request is as before
         assert_eq!(c["memory"], x["memory"]);
         // counted apart alike, and every recorded instruction replayed
@@ -191,10 +184,7 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
             at(x, "recorded_thread_instructions")
         );
         let (cb, xb) = (function(c, "backoff"), function(x, "backoff"));
-        assert_eq!(
-            at(cb, "thread_instructions") - at(xb, "thread_instructions"),
-            spun
-        );
+        assert_eq!(left_out(cb, xb, "thread_instructions"), spun);
         assert_eq!(xb["spin_wait_thread_instructions"], spun);
         // work() is as it was, but for its share of a smaller whole
         let (cw, xw) = (function(c, "work"), function(x, "work"));
@@ -278,19 +268,15 @@ fn lanes_leaving_an_excluded_spin_loop_one_by_one_diverge_in_no_figure() {
         let (c, x) = (width(&counted, w), width(&excluded, w));
         let at = |r: &Value, key: &str| r[key].as_u64().unwrap();
         assert_eq!(at(c, "spin_wait_thread_instructions"), spun);
-        assert_eq!(
-            at(c, "thread_instructions") - at(x, "thread_instructions"),
-            spun
-        );
-        assert_eq!(
-            at(c, "warp_instructions") - at(x, "warp_instructions"),
-            warp_spun
-        );
-        assert_eq!(
-            at(c, "divergent_branches") - at(x, "divergent_branches"),
-            divergent,
-            "W = {w}"
-        );
+        assert_eq!(left_out(c, x, "thread_instructions"), spun);
+        assert_eq!(left_out(c, x, "warp_instructions"), warp_spun);
+        assert_eq!(left_out(c, x, "divergent_branches"), divergent, "W = {w}");
         assert_eq!(at(x, "excluded_thread_instructions"), spun);
     }
+}
+
+/// How much smaller count `key` is in result `excluded` (`--spin-wait
+/// exclude`) than in `counted`, the same width's without the option.
+fn left_out(counted: &Value, excluded: &Value, key: &str) -> u64 {
+    counted[key].as_u64().unwrap() - excluded[key].as_u64().unwrap()
 }
