@@ -6,19 +6,52 @@ mod common;
 
 use common::*;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::Path;
 
-/// What one `tf analyze --warp 4 --json --csv` makes of `spin_wait 4 PAUSES
-/// MODE`.
+/// What one `tf analyze TRACE ARGS --json --csv` made of a trace.
 struct Analysis {
     json: Value,
     /// The text output's stdout and stderr.
     stdout: String,
     stderr: String,
-    /// The CSV's spin-wait instructions, by function.
-    csv: Vec<(String, u64)>,
+    /// The CSV's rows.
+    csv: Vec<HashMap<String, String>>,
 }
 
+impl Analysis {
+    /// The CSV's spin-wait instructions, by function.
+    fn csv_spin_wait(&self) -> Vec<(String, u64)> {
+        (self.csv.iter())
+            .map(|row| {
+                let spun = row["spin_wait_thread_instructions"].parse().unwrap();
+                (row["function"].clone(), spun)
+            })
+            .collect()
+    }
+}
+
+/// `tf analyze TRACE ARGS --json --csv` (both beside the trace).
+fn analysis(trace: &Path, args: &[&str]) -> Analysis {
+    let (json, csv) = (trace.with_extension("json"), trace.with_extension("csv"));
+    let out = run_ok(
+        tf().arg("analyze")
+            .arg(trace)
+            .args(args)
+            .arg("--json")
+            .arg(&json)
+            .arg("--csv")
+            .arg(&csv),
+    );
+    Analysis {
+        json: serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        csv: csv_rows(&csv),
+    }
+}
+
+/// `spin_wait 4 PAUSES MODE`, traced in `dir`, and its `--warp 4` analysis.
 fn spin_wait(dir: &Path, pauses: u64, mode: &str) -> Analysis {
     let t = dir.join(mode);
     trace_ok(
@@ -26,30 +59,7 @@ fn spin_wait(dir: &Path, pauses: u64, mode: &str) -> Analysis {
         &workload("spin_wait"),
         &["4", &pauses.to_string(), mode],
     );
-    let (json, csv) = (
-        dir.join(format!("{mode}.json")),
-        dir.join(format!("{mode}.csv")),
-    );
-    let out = run_ok(
-        tf().arg("analyze")
-            .arg(&t)
-            .args(["--warp", "4", "--json"])
-            .arg(&json)
-            .arg("--csv")
-            .arg(&csv),
-    );
-    let csv = (csv_rows(&csv).into_iter())
-        .map(|row| {
-            let spun = row["spin_wait_thread_instructions"].parse().unwrap();
-            (row["function"].clone(), spun)
-        })
-        .collect();
-    Analysis {
-        json: serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        csv,
-    }
+    analysis(&t, &["--warp", "4"])
 }
 
 #[test]
@@ -67,7 +77,9 @@ fn a_fixed_back_off_counts_three_instructions_per_pause() {
         spun
     );
     assert_eq!(function(w, "work")["spin_wait_thread_instructions"], 0);
-    let in_csv: Vec<(String, u64)> = (a.csv.into_iter()).filter(|(_, n)| *n > 0).collect();
+    let in_csv: Vec<(String, u64)> = (a.csv_spin_wait().into_iter())
+        .filter(|(_, n)| *n > 0)
+        .collect();
     assert_eq!(
         in_csv,
         [("[all]".to_string(), spun), ("backoff".to_string(), spun)]
@@ -139,7 +151,7 @@ fn a_barrier_built_from_atomics_is_spin_wait_pausing_or_yielding_and_no_wait_is_
     assert_eq!(width(&a.json, 4)["spin_wait_thread_instructions"], 0);
     assert!(!a.stderr.contains("spin-wait"), "{}", a.stderr);
     assert!(a.json["warnings"].as_array().unwrap().is_empty());
-    assert!(a.csv.iter().all(|(_, n)| *n == 0));
+    assert!(a.csv_spin_wait().iter().all(|(_, n)| *n == 0));
 }
 
 #[test]
@@ -149,17 +161,8 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
     trace_ok(&t, &workload("spin_wait"), &["4", "1000", "backoff"]);
     let widths = ["--warp", "1,4,8"];
     let counted = analyze_json(&t, &widths);
-    let (json, csv) = (dir.path().join("x.json"), dir.path().join("x.csv"));
-    let out = run_ok(
-        tf().arg("analyze")
-            .arg(&t)
-            .args(widths)
-            .args(["--spin-wait", "exclude", "--json"])
-            .arg(&json)
-            .arg("--csv")
-            .arg(&csv),
-    );
-    let excluded: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let excl = analysis(&t, &[&widths[..], &["--spin-wait", "exclude"]].concat());
+    let excluded = &excl.json;
     assert_eq!(excluded["spin_wait"], "exclude");
     assert_eq!(counted["spin_wait"], "count");
     // The 4 threads' units are units 1 to 4 (the main thread's is unit 0),
@@ -169,7 +172,7 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
     // one and one alone in the other (2 × 3000); at W = 8 all four together.
     let spun = 4 * 3 * 1000u64;
     for (w, warp_spun) in [(1, spun), (4, 2 * 3000), (8, 3000)] {
-        let (c, x) = (width(&counted, w), width(&excluded, w));
+        let (c, x) = (width(&counted, w), width(excluded, w));
         let at = |r: &Value, key: &str| r[key].as_u64().unwrap();
         assert_eq!(left_out(c, x, "thread_instructions"), spun);
         assert_eq!(left_out(c, x, "warp_instructions"), warp_spun, "W = {w}");
@@ -193,9 +196,8 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
         }
     }
     assert!(excluded["incomplete"].as_array().unwrap().is_empty());
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, stderr) = (&excl.stdout, &excl.stderr);
     assert!(stdout.contains("   spin-wait: exclude   "), "{stdout}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     let all = width(&counted, 4)["thread_instructions"].as_u64().unwrap();
     let share = 100.0 * spun as f64 / all as f64;
     let said = format!(
@@ -207,11 +209,10 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
     );
     assert!(stderr.contains(&said), "{stderr}");
     // the CSV has the JSON's numbers
-    let backoff_at_4 = csv_rows(&csv)
-        .into_iter()
+    let backoff_at_4 = (excl.csv.iter())
         .find(|r| r["warp_size"] == "4" && r["function"] == "backoff")
         .unwrap();
-    let xb = function(width(&excluded, 4), "backoff");
+    let xb = function(width(excluded, 4), "backoff");
     assert_eq!(
         backoff_at_4["thread_instructions"],
         xb["thread_instructions"].to_string()
@@ -236,7 +237,7 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
     );
 
     // The Accel-Sim export leaves out what the figures leave out.
-    for (figures, rule) in [(&counted, "count"), (&excluded, "exclude")] {
+    for (figures, rule) in [(&counted, "count"), (excluded, "exclude")] {
         let out = dir.path().join(format!("export-{rule}"));
         let s = common::accelsim::export(&t, &out, &["--warp", "4", "--spin-wait", rule]);
         let r = width(figures, 4);

@@ -274,13 +274,15 @@ impl Warp<'_, '_, '_> {
                 let r = self.point(top.func, n);
                 let predicable =
                     callers == 0 && left == 0 && self.cfg.predicable.contains(&(top.func, n));
+                // a branch of code left out of the figures is told to no one
+                let told = !self.cfg.leaves_out(n);
                 if predicable {
                     // If-converted: every lane issues both arms.
-                    if !self.cfg.leaves_out(n) {
+                    if told {
                         self.issuer.tell(|s| s.predicated(n));
                     }
                     predicated |= stay;
-                } else if !self.cfg.leaves_out(n) {
+                } else if told {
                     let active = stay | left;
                     let at = match r {
                         Pc::Block(b) => Some(b),
