@@ -328,15 +328,12 @@ fn excluded_functions_and_system_calls_are_skipped_not_traced() {
     let full = dir.path().join("full");
     let excluded = dir.path().join("excluded");
     trace_ok(&full, &workload("skipwork"), &["10"]);
-    let out = tf()
-        .arg("trace")
-        .arg("-o")
-        .arg(&excluded)
-        .args(["--exclude", "heavy", "--"])
-        .arg(workload("skipwork"))
-        .arg("10")
-        .output()
-        .unwrap();
+    let out = trace_with(
+        &excluded,
+        &["--exclude", "heavy"],
+        &workload("skipwork"),
+        &["10"],
+    );
     assert!(out.status.success());
     let full = analyze_json(&full, &["--unit", "thread"]);
     let excl = analyze_json(&excluded, &["--unit", "thread"]);

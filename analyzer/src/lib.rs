@@ -17,6 +17,7 @@ pub mod functions;
 pub mod ipdom;
 pub mod lane_source;
 pub mod lanes;
+pub mod lazy_binding;
 pub mod loops;
 pub mod merge;
 mod naming;

@@ -16,14 +16,27 @@ use tf_trace::FunctionId;
 
 /// The warnings that the counts of `results` call for, the same at every
 /// width (so the first width's counts): units that ran on a stack outside
-/// their thread's, and units that spun.
+/// their thread's, units that spun, and units that bound library functions
+/// lazily.
 pub(crate) fn count_warnings(results: &[WidthResult]) -> Vec<String> {
     let Some(r) = results.first() else {
         return Vec::new();
     };
     (r.off_stack.warning(r.units).into_iter())
         .chain(crate::spin_wait::warning(r))
+        .chain(crate::lazy_binding::warning(r))
         .collect()
+}
+
+/// `part` as a percentage of `whole`, to two places; a share that would
+/// print as zero says that it is there.
+pub(crate) fn percent(part: u64, whole: u64) -> String {
+    let share = 100.0 * part as f64 / whole.max(1) as f64;
+    if part > 0 && share < 0.005 {
+        "under 0.01%".to_string()
+    } else {
+        format!("{share:.2}%")
+    }
 }
 
 /// Why the replays of `results` do not cover every recorded instruction.
@@ -242,26 +255,12 @@ mod tests {
 
     fn width(thread: u64, recorded: u64, unfinished: u64) -> WidthResult {
         WidthResult {
-            warp_size: 32,
-            units: 4,
-            warps: 1,
             thread_instructions: thread,
             recorded_thread_instructions: recorded,
             unfinished_units: unfinished,
-            predicated_branches: 0,
-            predicated_off_thread_instructions: 0,
-            spinning_thread_instructions: 0,
             warp_instructions: thread,
             simt_efficiency: 1.0 / 32.0,
-            divergent_branches: 0,
-            memory: MemoryReport::default(),
-            skipped_instructions: 0,
-            serialized_warp_instructions: 0,
-            locks: Vec::new(),
-            functions: Vec::new(),
-            off_stack: Default::default(),
-            spin_wait_thread_instructions: 0,
-            excluded_thread_instructions: 0,
+            ..crate::testutil::width_result()
         }
     }
 
@@ -275,5 +274,13 @@ mod tests {
                 "W=32: 11 of 24 recorded instructions were replayed (45.83%)"
             ]
         );
+    }
+
+    #[test]
+    fn a_share_too_small_to_print_says_that_it_is_there() {
+        assert_eq!(percent(12000, 40310), "29.77%");
+        assert_eq!(percent(1600, 99664074), "under 0.01%");
+        assert_eq!(percent(5, 100000), "0.01%");
+        assert_eq!(percent(0, 7), "0.00%");
     }
 }

@@ -187,7 +187,7 @@ pub(crate) fn warning(r: &WidthResult) -> Option<String> {
         .collect();
     // under --spin-wait exclude, the spinning is not in thread_instructions
     let all = r.thread_instructions + r.excluded_thread_instructions;
-    let share = percent(spun, all);
+    let share = crate::naming::percent(spun, all);
     let counted = if r.excluded_thread_instructions == 0 {
         ", so the waiting counts as work in every figure (--spin-wait exclude leaves it out) and"
     } else {
@@ -200,28 +200,4 @@ pub(crate) fn warning(r: &WidthResult) -> Option<String> {
          recognize{counted} what it guards is not serialized",
         most.join(", ")
     ))
-}
-
-/// `part` as a percentage of `whole`, to two places; a share that would
-/// print as zero says that it is there.
-fn percent(part: u64, whole: u64) -> String {
-    let share = 100.0 * part as f64 / whole.max(1) as f64;
-    if part > 0 && share < 0.005 {
-        "under 0.01%".to_string()
-    } else {
-        format!("{share:.2}%")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::percent;
-
-    #[test]
-    fn a_share_too_small_to_print_says_that_it_is_there() {
-        assert_eq!(percent(12000, 40310), "29.77%");
-        assert_eq!(percent(1600, 99664074), "under 0.01%");
-        assert_eq!(percent(5, 100000), "0.01%");
-        assert_eq!(percent(0, 7), "0.00%");
-    }
 }

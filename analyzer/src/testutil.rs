@@ -74,3 +74,48 @@ impl Drop for TempTrace {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A width result of W = 32 with 4 units in one warp and nothing counted,
+/// for tests to fill in.
+pub fn width_result() -> crate::results::WidthResult {
+    crate::results::WidthResult {
+        warp_size: 32,
+        units: 4,
+        warps: 1,
+        thread_instructions: 0,
+        recorded_thread_instructions: 0,
+        unfinished_units: 0,
+        predicated_branches: 0,
+        predicated_off_thread_instructions: 0,
+        spinning_thread_instructions: 0,
+        warp_instructions: 0,
+        simt_efficiency: 0.0,
+        divergent_branches: 0,
+        memory: Default::default(),
+        skipped_instructions: 0,
+        serialized_warp_instructions: 0,
+        locks: Vec::new(),
+        functions: Vec::new(),
+        off_stack: Default::default(),
+        spin_wait_thread_instructions: 0,
+        excluded_thread_instructions: 0,
+    }
+}
+
+/// A function row with nothing counted, for tests to fill in.
+pub fn function_result() -> crate::results::FunctionResult {
+    crate::results::FunctionResult {
+        name: String::new(),
+        module: String::new(),
+        file: None,
+        line: None,
+        share: 0.0,
+        thread_instructions: 0,
+        warp_instructions: 0,
+        simt_efficiency: 0.0,
+        memory: Default::default(),
+        serialized_warp_instructions: 0,
+        skipped_instructions: 0,
+        spin_wait_thread_instructions: 0,
+    }
+}
