@@ -60,27 +60,42 @@ fn binds(f: &FunctionResult, names: &[&str]) -> bool {
     named(&f.name, names) && is_dynamic_linker(&f.module)
 }
 
-/// The thread instructions of `r`'s units that ran in the dynamic linker's
-/// binding functions ([`BINDING`]), when they bound lazily (a trampoline
-/// or `_dl_fixup` ran); 0 otherwise. A lower bound of the binding's cost:
-/// what those functions call (the dynamic linker's `strcmp`, say) is not
-/// counted.
-pub(crate) fn lazy_binding_instructions(r: &WidthResult) -> u64 {
+/// The binding functions' rows of `r` ([`BINDING`]), when the units bound
+/// lazily (a trampoline or `_dl_fixup` ran); none otherwise.
+fn binding_rows(r: &WidthResult) -> impl Iterator<Item = &FunctionResult> {
     let ran = |f: &&FunctionResult| f.thread_instructions > 0;
-    if !r.functions.iter().filter(ran).any(|f| binds(f, &LAZY_ONLY)) {
-        return 0;
-    }
-    (r.functions.iter())
-        .filter(|f| binds(f, &BINDING))
-        .map(|f| f.thread_instructions)
-        .sum()
+    let lazily = r.functions.iter().filter(ran).any(|f| binds(f, &LAZY_ONLY));
+    (r.functions.iter()).filter(move |f| lazily && binds(f, &BINDING))
 }
 
-/// The warning that the units of `r` bound library functions lazily, with
-/// how much of their work that was (`None` when they did not).
-pub(crate) fn warning(r: &WidthResult) -> Option<String> {
+/// The thread instructions of `r`'s units that ran in the dynamic linker's
+/// binding functions ([`BINDING`]), when they bound lazily; 0 otherwise. A
+/// lower bound of the binding's cost: what those functions call (the
+/// dynamic linker's `strcmp`, say) is not counted.
+pub(crate) fn lazy_binding_instructions(r: &WidthResult) -> u64 {
+    binding_rows(r).map(|f| f.thread_instructions).sum()
+}
+
+/// The share of the units' warp instructions, at or above which the
+/// binding is worth a warning. Below it, at every width, leaving its
+/// instructions out could not move SIMT efficiency by more than about a
+/// tenth of a point: with `s` the share of warp instructions left out
+/// (each of them holding from 1 to W of the thread instructions left out),
+/// the efficiency moves by at most `s / (1 − s)`.
+const WARP_SHARE: f64 = 0.001;
+
+/// The warning that the units of `results` (one per width) bound library
+/// functions lazily, with how much of their work that was; `None` when
+/// they did not, or when it is too little to move any figure
+/// ([`WARP_SHARE`]).
+pub(crate) fn warning(results: &[WidthResult]) -> Option<String> {
+    let r = results.first()?;
     let bound = lazy_binding_instructions(r);
-    if bound == 0 {
+    let matters = results.iter().any(|r| {
+        let warp: u64 = binding_rows(r).map(|f| f.warp_instructions).sum();
+        warp as f64 >= WARP_SHARE * r.warp_instructions as f64
+    });
+    if bound == 0 || !matters {
         return None;
     }
     let all = r.thread_instructions + r.excluded_thread_instructions;
@@ -97,20 +112,24 @@ pub(crate) fn warning(r: &WidthResult) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A function row whose lanes ran apart: a warp instruction for each
+    /// thread instruction.
     fn function(name: &str, module: &str, thread_instructions: u64) -> FunctionResult {
         FunctionResult {
             name: name.into(),
             module: module.into(),
             thread_instructions,
+            warp_instructions: thread_instructions,
             ..crate::testutil::function_result()
         }
     }
 
     fn width(functions: Vec<FunctionResult>) -> WidthResult {
-        let thread_instructions = functions.iter().map(|f| f.thread_instructions).sum();
+        let sum = |count: fn(&FunctionResult) -> u64| functions.iter().map(count).sum();
         WidthResult {
+            thread_instructions: sum(|f| f.thread_instructions),
+            warp_instructions: sum(|f| f.warp_instructions),
             functions,
-            thread_instructions,
             ..crate::testutil::width_result()
         }
     }
@@ -132,7 +151,7 @@ mod tests {
         // 2250 + 1114 + 693 + 478 + 280: not strcmp, not the TLS set-up
         assert_eq!(lazy_binding_instructions(&r), 4815);
         assert_eq!(
-            warning(&r).unwrap(),
+            warning(&[r]).unwrap(),
             "at least 4815 of the units' 22080 thread instructions (21.81%) ran in the dynamic \
              linker, binding library functions on their first call (lazy binding: _dl_fixup and \
              the symbol lookup it makes), which a GPU port would not do; `LD_BIND_NOW=1 tf \
@@ -148,7 +167,7 @@ mod tests {
             function("_dl_lookup_symbol_x", LD, 300),
         ]);
         assert_eq!(lazy_binding_instructions(&dlsym), 0);
-        assert_eq!(warning(&dlsym), None);
+        assert_eq!(warning(&[dlsym]), None);
         // a program's own function of the same name
         let own = width(vec![function("_dl_fixup", "prog", 50)]);
         assert_eq!(lazy_binding_instructions(&own), 0);
@@ -158,5 +177,26 @@ mod tests {
             function("do_lookup_x", LD, 9),
         ]);
         assert_eq!(lazy_binding_instructions(&idle), 0);
+    }
+
+    #[test]
+    fn a_binding_too_small_to_move_any_efficiency_is_not_worth_a_warning() {
+        // converged work of 799,200 thread instructions in 99,900 or 99,901
+        // warp instructions (W = 8), and a lone lane's 100 in _dl_fixup:
+        // 100 of 100,000 warp instructions is 0.1%, of 100,001 less
+        let at = |work_warp: u64| {
+            let work = FunctionResult {
+                warp_instructions: work_warp,
+                ..function("work", "prog", 799_200)
+            };
+            width(vec![work, function("_dl_fixup", LD, 100)])
+        };
+        assert!(warning(&[at(99_900)]).unwrap().starts_with(
+            "at least 100 of the units' 799300 thread instructions (0.01%) ran in the dynamic \
+             linker"
+        ));
+        assert_eq!(warning(&[at(99_901)]), None);
+        // worth it at one width is enough, and the first width's counts say
+        assert!(warning(&[at(99_901), at(99_900)]).is_some());
     }
 }

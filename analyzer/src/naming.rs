@@ -24,7 +24,7 @@ pub(crate) fn count_warnings(results: &[WidthResult]) -> Vec<String> {
     };
     (r.off_stack.warning(r.units).into_iter())
         .chain(crate::spin_wait::warning(r))
-        .chain(crate::lazy_binding::warning(r))
+        .chain(crate::lazy_binding::warning(results))
         .collect()
 }
 
