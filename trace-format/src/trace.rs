@@ -82,8 +82,10 @@ impl Trace {
                 continue;
             };
             let path = entry.path();
-            let size = entry
-                .metadata()
+            // The file's own size, through a symbolic link too (a trace
+            // assembled from files kept elsewhere): DirEntry::metadata
+            // would give the link's.
+            let size = std::fs::metadata(&path)
                 .map_err(|e| Error::io(path.display(), e))?
                 .len();
             threads.push(ThreadFile { tid, path, size });

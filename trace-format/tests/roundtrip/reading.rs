@@ -92,3 +92,26 @@ fn advance_and_current_read_what_next_event_reads() {
     assert!(r.advance().unwrap());
     assert_eq!(Rec::of(&r.current().unwrap()), all[first]);
 }
+
+/// A trace whose thread file is a symbolic link to a file kept elsewhere
+/// reads as the original does, and its size is the file's, not the link's.
+#[test]
+fn a_thread_file_behind_a_symbolic_link_has_the_size_of_the_file() {
+    let (d, original) = chunked("linked-original");
+    let linked = TempDir::new("linked");
+    for name in ["blocks.tfc", "manifest", "thread-1.tfc"] {
+        std::os::unix::fs::symlink(d.path().join(name), linked.path().join(name)).unwrap();
+    }
+    let trace = Trace::open(linked.path()).unwrap();
+    let size = std::fs::metadata(d.path().join("thread-1.tfc"))
+        .unwrap()
+        .len();
+    assert!(size > 1000, "{size} bytes");
+    assert_eq!(trace.threads()[0].size, size);
+    assert_eq!(original.threads()[0].size, size);
+    let events = |t: &Trace| {
+        let mut r = t.read_thread(1).unwrap();
+        std::iter::from_fn(|| r.next_event().map(|e| Rec::of(&e.unwrap()))).count()
+    };
+    assert_eq!(events(&trace), events(&original));
+}
