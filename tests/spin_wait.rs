@@ -20,10 +20,12 @@ struct Analysis {
 }
 
 impl Analysis {
-    /// The CSV's spin-wait instructions, by function.
+    /// The CSV's spin-wait instructions, by function; checks that every row
+    /// names the rule that ran (the JSON's).
     fn csv_spin_wait(&self) -> Vec<(String, u64)> {
         (self.csv.iter())
             .map(|row| {
+                assert_eq!(row["spin_wait"], self.json["spin_wait"].as_str().unwrap());
                 let spun = row["spin_wait_thread_instructions"].parse().unwrap();
                 (row["function"].clone(), spun)
             })
@@ -217,6 +219,13 @@ fn excluded_spin_wait_is_replayed_but_left_out_of_every_figure_and_of_the_export
         backoff_at_4["thread_instructions"],
         xb["thread_instructions"].to_string()
     );
+    // and says that the spinning is not in thread_instructions
+    let in_csv = excl.csv_spin_wait();
+    assert!(
+        in_csv.contains(&("backoff".to_string(), spun)),
+        "{in_csv:?}"
+    );
+    assert_eq!(backoff_at_4["spin_wait"], "exclude");
 
     // A function that only ran spin-wait code still has its row: sched_yield
     // in yield mode, where its every instruction is left out.

@@ -4,7 +4,10 @@ use super::{FunctionResult, Report};
 
 impl Report {
     /// One CSV row per (warp width, function), with the whole program as
-    /// function `[all]`; the same numbers as the JSON.
+    /// function `[all]`; the same numbers as the JSON. The last column, the
+    /// `--spin-wait` rule, says whether `spin_wait_thread_instructions` are
+    /// in `thread_instructions` (`count`) or left out of every figure
+    /// (`exclude`).
     pub fn to_csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         let header = [
@@ -29,6 +32,7 @@ impl Report {
             "serialized_warp_instructions",
             "skipped_instructions",
             "spin_wait_thread_instructions",
+            "spin_wait",
         ];
         w.write_record(header).expect("writing to memory");
         for r in &self.results {
@@ -70,6 +74,7 @@ impl Report {
                     f.serialized_warp_instructions.to_string(),
                     f.skipped_instructions.to_string(),
                     f.spin_wait_thread_instructions.to_string(),
+                    self.spin_wait.clone(),
                 ];
                 w.write_record(&row).expect("writing to memory");
             }
