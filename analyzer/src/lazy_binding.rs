@@ -8,7 +8,9 @@
 //! `do_lookup_x`, `check_match`). A GPU port binds nothing at run time, and
 //! only the first lane to call a function pays, so in a small program this
 //! work can hold a sixth of the units' instructions and split their lanes.
-//! The analysis counts it as the program's (it is what ran) and warns.
+//! The tracers skip it (FORMAT.md §7); in a trace that holds it (recorded
+//! before they did, or by a tracer that does not), the analysis counts it
+//! as the program's (it is what ran) and warns.
 
 use crate::results::{FunctionResult, WidthResult};
 

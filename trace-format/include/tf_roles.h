@@ -16,7 +16,9 @@ enum tf_role {
     TF_ROLE_EXCLUDE,   /* --exclude: skip (reason 2) */
     TF_ROLE_ONLY,      /* --only: trace while it is on the call stack */
     TF_ROLE_CREATE,    /* pthread_create: the 3rd argument is the start routine */
-    TF_ROLE_SCHEDULE   /* hands out a worksharing loop's iterations: skip (reason 5) */
+    TF_ROLE_SCHEDULE,  /* hands out a worksharing loop's iterations: skip (reason 5) */
+    TF_ROLE_BIND       /* the dynamic linker's lazy binding: skip (reason 4) until it jumps
+                        * on to the function it bound */
 };
 
 /* Where the lock address (or start routine) comes from: an integer argument
@@ -166,6 +168,13 @@ static const tf_runtime_fn tf_runtime_fns[] = {
     {"GOMP_single_copy_end", TF__WAIT},
     {"kmpc_copyprivate", TF__WAIT},
     {"pthread_create", {TF_ROLE_CREATE, 0, TF_ARG_RDX, 0, 0}},
+    /* glibc's lazy binding: a library function's first call goes from its
+     * PLT entry to one of these trampolines, which calls _dl_fixup to look
+     * the function up and jumps on to it. Not _dl_runtime_profile_*, the
+     * trampolines of LD_AUDIT, which call the function themselves. */
+    {"dl_runtime_resolve_xsavec", {TF_ROLE_BIND, 0, TF_ARG_NONE, 0, 0}},
+    {"dl_runtime_resolve_xsave", {TF_ROLE_BIND, 0, TF_ARG_NONE, 0, 0}},
+    {"dl_runtime_resolve_fxsave", {TF_ROLE_BIND, 0, TF_ARG_NONE, 0, 0}},
 };
 #define TF_N_RUNTIME_FNS (sizeof tf_runtime_fns / sizeof tf_runtime_fns[0])
 

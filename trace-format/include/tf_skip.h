@@ -17,7 +17,9 @@ extern "C" {
  * are traced (TF_MODE_TRACE) or skipped with a reason (0..3). Entering a
  * runtime, excluded or --only function at its entry pushes a frame, which
  * counts calls and returns and pops at the function's own return (depth 0);
- * a tail call is followed naturally, since the callee's return pops it. A
+ * a tail call is followed naturally, since the callee's return pops it. Lazy
+ * binding's trampoline, entered by a jump and left by one, pops where it
+ * jumps on to the function it bound (TF_POP_ON_JUMP_OUT). A
  * signal handler gets a frame of the interrupted mode that pops at the
  * signal's return. Lock events go where FORMAT.md 6.4 puts them: a release
  * before the skip of its function, an acquire after it.
@@ -31,7 +33,9 @@ extern "C" {
 #define TF_SKIP_MAX_FRAMES 64
 #define TF_SKIP_MAX_RWLOCKS 16
 
-enum tf_pop { TF_POP_NEVER = 0, TF_POP_ON_RETURN, TF_POP_ON_SIGRETURN };
+/* TF_POP_ON_JUMP_OUT: at the function's indirect jump out of itself (depth
+ * 0), or at its return, whichever comes first (lazy binding's trampoline) */
+enum tf_pop { TF_POP_NEVER = 0, TF_POP_ON_RETURN, TF_POP_ON_SIGRETURN, TF_POP_ON_JUMP_OUT };
 
 /* tf_skipper.fixed_held has a bit for each address-less lock */
 typedef char tf__skip_fixed_fit[TF_N_FIXED <= 8 ? 1 : -1];
@@ -196,6 +200,9 @@ static inline void tf__skip_enter_fn(tf_skipper *s, const tf_function_role *r, u
     case TF_ROLE_SCHEDULE:
         tf__skip_push(s, TF_SKIP_LOOP_SCHEDULE, TF_POP_ON_RETURN);
         return;
+    case TF_ROLE_BIND:
+        tf__skip_push(s, TF_SKIP_OTHER, TF_POP_ON_JUMP_OUT);
+        return;
     default: /* TF_ROLE_EXCLUDE */
         tf__skip_push(s, TF_SKIP_EXCLUDED, TF_POP_ON_RETURN);
         return;
@@ -278,6 +285,25 @@ static inline void tf_skip_ran(tf_skipper *s, uint32_t n_insns, int complete, un
     } else {
         f->count += n_insns;
         s->skipped += n_insns;
+    }
+    if (complete && f->pop == TF_POP_ON_JUMP_OUT) {
+        /* lazy binding's trampoline jumps on to the function it bound: the
+         * skip ends there, and the function runs as the PLT's jump would
+         * have reached it */
+        if (end == TF_END_CALL || end == TF_END_INDIRECT_CALL) {
+            f->depth++;
+            return;
+        }
+        if (f->depth == 0 && (end == TF_END_INDIRECT_JUMP || end == TF_END_RETURN)) {
+            tf__skip_pop(s, have_rax, rax);
+            f = tf__skip_top(s);
+            if (end == TF_END_INDIRECT_JUMP)
+                return;
+        } else {
+            if (end == TF_END_RETURN)
+                f->depth--;
+            return;
+        }
     }
     if (!complete || f->pop != TF_POP_ON_RETURN)
         return;

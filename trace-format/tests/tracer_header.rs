@@ -1,8 +1,8 @@
 //! The shared tracer header (`include/tf_tracer.h`: runtime table, name
 //! matching, skip state machine) compiled as C and as C++, run on a
 //! scripted thread (tests/c/skip_trace.c); the Rust reader must find the
-//! lock and skip events, and a task run inside a wait, where FORMAT.md §6.4
-//! puts them.
+//! lock and skip events, a task run inside a wait, and lazy binding's skip,
+//! where FORMAT.md §6.4 and §7 put them.
 
 use std::path::Path;
 use std::process::Command;
@@ -40,12 +40,13 @@ fn the_skip_state_machine_places_lock_and_skip_events() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // traced: main's 2 + 2 + 1 + 1 + 1, and inside the barrier the
-        // runtime's call 3, the task 4 and the block it returns to 2;
-        // skipped: lock 3 + 2 + 1, unlock 4, trylock 2, barrier 2 + 1
+        // traced: main's 2 + 2 + 1 + 1 + 1 + 1, and inside the barrier
+        // the runtime's call 3, the task 4 and the block it returns to 2;
+        // PLT0's 2 and foo's 4; skipped: lock 3 + 2 + 1, unlock 4, trylock
+        // 2, barrier 2 + 1, lazy binding 5 + 6 + 7 + 2 + 3
         assert_eq!(
             String::from_utf8_lossy(&out.stdout).trim(),
-            "traced 16 skipped 15"
+            "traced 23 skipped 38"
         );
 
         let trace = Trace::open(&dir).unwrap();
@@ -81,6 +82,12 @@ fn the_skip_state_machine_places_lock_and_skip_events() {
             "block 11".into(),
             "block 12".into(),
             format!("skip {:?} 1", SkipReason::SyncWait),
+            // foo's first call: from PLT0 straight to foo, the lazy
+            // binding between them skipped (reason 4)
+            "block 15".into(),
+            "block 16".into(),
+            format!("skip {:?} 23", SkipReason::Other),
+            "block 22".into(),
             "block 14".into(),
             format!("exit {:?}", ExitHow::Ended),
         ];

@@ -2,7 +2,8 @@
  * calls pthread_mutex_lock (which calls an inner function), a critical
  * section, pthread_mutex_unlock, a pthread_mutex_trylock that fails (returns
  * 16), GOMP_barrier (whose inner function runs a task of the program's
- * through a pointer while the thread waits), and returns. Roles come from the runtime table by the names a symbol
+ * through a pointer while the thread waits), calls foo for the first time
+ * through the dynamic linker's lazy binding, and returns. Roles come from the runtime table by the names a symbol
  * table would give; the skip state machine decides what is traced and emits
  * the lock and skip events; tests/tracer_header.rs reads the trace back.
  * Also checks the name matching rules. Usage: skip_trace DIR */
@@ -46,6 +47,14 @@ static const struct {
     {0x4103, 2, TF_END_RETURN}, /* 12 inner, where the task returns */
     {0x4002, 1, TF_END_RETURN}, /* 13 GOMP_barrier returns */
     {0x1006, 1, TF_END_RETURN}, /* 14 main returns */
+    {0x1007, 1, TF_END_CALL},   /* 15 main: the first call of foo, through the PLT */
+    {0x6000, 2, TF_END_INDIRECT_JUMP}, /* 16 PLT0: on to the dynamic linker */
+    {0x9000, 5, TF_END_CALL},   /* 17 _dl_runtime_resolve_xsavec: call _dl_fixup */
+    {0x9100, 6, TF_END_CALL},   /* 18 _dl_fixup: call do_lookup_x */
+    {0x9200, 7, TF_END_RETURN}, /* 19 do_lookup_x */
+    {0x9106, 2, TF_END_RETURN}, /* 20 _dl_fixup returns foo's address */
+    {0x9005, 3, TF_END_INDIRECT_JUMP}, /* 21 the trampoline jumps on to foo */
+    {0x1200, 4, TF_END_RETURN}, /* 22 foo returns to main */
 };
 #define N (sizeof shapes / sizeof shapes[0])
 static tf_block_info infos[N];
@@ -76,7 +85,7 @@ int main(int argc, char **argv)
     tf_encoder e;
     tf_skipper s;
     tf_enc_params p = {TF_SUCC_BITS, TF_ADDR_BITS, TF_RET_DEPTH, 4096, 4};
-    const tf_function_role *lock, *unlock, *trylock, *barrier;
+    const tf_function_role *lock, *unlock, *trylock, *barrier, *bind;
     tf_wait_call c = {0, 0, 0, 0, {0}};
     uint64_t none[1] = {0};
     FILE *bf, *tf;
@@ -94,6 +103,10 @@ int main(int argc, char **argv)
     unlock = &tf_runtime_lookup("__pthread_mutex_unlock")->role;
     trylock = &tf_runtime_lookup("pthread_mutex_trylock")->role;
     barrier = &tf_runtime_lookup("GOMP_barrier")->role;
+    bind = &tf_runtime_lookup("_dl_runtime_resolve_xsavec")->role;
+    check(bind->role == TF_ROLE_BIND && tf_runtime_lookup("_dl_runtime_resolve_fxsave") &&
+              tf_runtime_lookup("_dl_runtime_profile_avx512") == 0,
+          "lazy binding's trampolines, not LD_AUDIT's");
     check(tf_is_omp_runtime("/usr/lib/x86_64-linux-gnu/libgomp.so.1") &&
               tf_is_omp_runtime("libomp.so.5") && !tf_is_omp_runtime("/usr/lib/libc.so.6"),
           "OpenMP runtime modules");
@@ -137,7 +150,10 @@ int main(int argc, char **argv)
                       {3, 0, 0, 0, 0},  {4, 0, 0, 0, 0},             {5, unlock, 0x5000, 0, 0},
                       {6, 0, 0, 0, 0},  {7, trylock, 0x5000, 16, 0}, {8, 0, 0, 0, 0},
                       {9, barrier, 0, 0, 1}, {10, 0, 0, 0, 1},       {11, 0, 0, 0, 0},
-                      {12, 0, 0, 0, 1}, {13, 0, 0, 0, 1},            {14, 0, 0, 0, 0}};
+                      {12, 0, 0, 0, 1}, {13, 0, 0, 0, 1},            {15, 0, 0, 0, 0},
+                      {16, 0, 0, 0, 0}, {17, bind, 0, 0, 0},         {18, 0, 0, 0, 0},
+                      {19, 0, 0, 0, 0}, {20, 0, 0, 0, 0},            {21, 0, 0, 0, 0},
+                      {22, 0, 0, 0, 0}, {14, 0, 0, 0, 0}};
         for (i = 0; i < sizeof script / sizeof script[0]; i++) {
             uint32_t id = script[i].id;
             if (tf_wait_call_before(&s, &c, script[i].runtime))
