@@ -104,8 +104,9 @@ pub(crate) fn warning(results: &[WidthResult]) -> Option<String> {
     Some(format!(
         "at least {bound} of the units' {all} thread instructions ({}) ran in the dynamic \
          linker, binding library functions on their first call (lazy binding: _dl_fixup and \
-         the symbol lookup it makes), which a GPU port would not do; `LD_BIND_NOW=1 tf trace \
-         -- PROGRAM` binds them all at start-up, outside the units",
+         the symbol lookup it makes), which a GPU port would not do: tf trace skips it, so \
+         tracing the program again leaves it out (as LD_BIND_NOW=1 does, binding every symbol \
+         at start-up)",
         crate::naming::percent(bound, all)
     ))
 }
@@ -156,8 +157,9 @@ mod tests {
             warning(&[r]).unwrap(),
             "at least 4815 of the units' 22080 thread instructions (21.81%) ran in the dynamic \
              linker, binding library functions on their first call (lazy binding: _dl_fixup and \
-             the symbol lookup it makes), which a GPU port would not do; `LD_BIND_NOW=1 tf \
-             trace -- PROGRAM` binds them all at start-up, outside the units"
+             the symbol lookup it makes), which a GPU port would not do: tf trace skips it, so \
+             tracing the program again leaves it out (as LD_BIND_NOW=1 does, binding every \
+             symbol at start-up)"
         );
     }
 
