@@ -53,12 +53,32 @@ impl Skipped {
 
     /// All skipped instructions (system calls are counted apart).
     pub fn instructions(&self) -> u64 {
-        self.lock_runtime
-            + self.sync_wait
-            + self.excluded
-            + self.outside_only
-            + self.loop_schedule
-            + self.other
+        self.by_reason().iter().map(|(_, n)| n).sum()
+    }
+
+    /// The counts by reason, each with the words tf's outputs name it by
+    /// (`other` holds the dynamic linker's lazy binding, FORMAT.md §7), in
+    /// the order they show them.
+    ///
+    /// ```
+    /// use tf_analyzer::scan::Skipped;
+    /// use tf_trace::SkipReason;
+    /// let mut s = Skipped::default();
+    /// s.add(SkipReason::LoopSchedule, 7);
+    /// s.add(SkipReason::Other, 2);
+    /// assert_eq!(s.by_reason()[2], ("loop scheduling", 7));
+    /// assert_eq!(s.by_reason()[5], ("other", 2));
+    /// assert_eq!(s.instructions(), 9);
+    /// ```
+    pub fn by_reason(&self) -> [(&'static str, u64); 6] {
+        [
+            ("lock runtime", self.lock_runtime),
+            ("waits", self.sync_wait),
+            ("loop scheduling", self.loop_schedule),
+            ("excluded", self.excluded),
+            ("outside --only", self.outside_only),
+            ("other", self.other),
+        ]
     }
 
     /// Adds another thread's counts.

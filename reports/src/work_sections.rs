@@ -83,14 +83,9 @@ pub fn skipped(c: &Catalogue) -> Result<String, Error> {
     let r = c.report;
     let s = &r.skipped;
     let traced = r.traced_instructions();
-    let parts = [
-        ("traced", traced),
-        ("lock runtime", s.lock_runtime),
-        ("sync waits", s.sync_wait),
-        ("excluded", s.excluded),
-        ("outside --only", s.outside_only),
-        ("other", s.other),
-    ];
+    let parts: Vec<(&str, u64)> = std::iter::once(("traced", traced))
+        .chain(s.by_reason())
+        .collect();
     let all = (traced + s.instructions()).max(1) as f64;
     let svg = plots::grouped_bars(
         "Traced and skipped instructions",
@@ -102,7 +97,7 @@ pub fn skipped(c: &Catalogue) -> Result<String, Error> {
         )],
     )?;
     let mut out = format!(
-        "<h2>Traced and skipped work</h2>\n<figure class=\"plot skipped\">{svg}<figcaption>Instructions the trace holds (traced) and those the tracer counted without recording them, by reason. \
+        "<h2>Traced and skipped work</h2>\n<figure class=\"plot skipped\">{svg}<figcaption>Instructions the trace holds (traced) and those the tracer counted without recording them, by reason (other: the dynamic linker binding library functions on their first call). \
          System calls: {} ({:.3} s in the kernel).</figcaption></figure>\n",
         count(s.syscalls),
         s.syscall_nanos as f64 / 1e9
@@ -110,7 +105,7 @@ pub fn skipped(c: &Catalogue) -> Result<String, Error> {
     out.push_str("<table class=\"skipped\"><thead>");
     out.push_str(&header_row(&["", "instructions", "share of all"]));
     out.push_str("</thead><tbody>\n");
-    for (name, v) in parts {
+    for &(name, v) in &parts {
         let _ = writeln!(
             out,
             "<tr data-kind=\"{name}\">{}{}{}</tr>",

@@ -47,17 +47,15 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
     }
     let traced = report.traced_instructions();
     let s = &report.skipped;
+    let reasons: Vec<String> = (s.by_reason().iter())
+        .map(|(reason, n)| format!("{reason} {n}"))
+        .collect();
     println!(
-        "threads: {}   traced instructions: {}   skipped: {} (lock runtime {}, waits {}, loop scheduling {}, excluded {}, outside --only {}, other {})   syscalls: {} ({:.3} s in the kernel)",
+        "threads: {}   traced instructions: {}   skipped: {} ({})   syscalls: {} ({:.3} s in the kernel)",
         report.threads.len(),
         traced,
         s.instructions(),
-        s.lock_runtime,
-        s.sync_wait,
-        s.loop_schedule,
-        s.excluded,
-        s.outside_only,
-        s.other,
+        reasons.join(", "),
         s.syscalls,
         s.syscall_nanos as f64 / 1e9
     );
