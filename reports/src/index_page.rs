@@ -84,6 +84,13 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
         ("--batch", r.batch.clone()),
         ("--reconverge", r.reconverge.clone()),
         (
+            "--predicate",
+            match r.predicate {
+                0 => "off".to_string(),
+                n => format!("arms of up to {n} instructions"),
+            },
+        ),
+        (
             "--locks",
             match (r.locks, r.lock_model.as_str()) {
                 (false, _) => "off",

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+mod run_table;
 mod skipped;
 mod spin_wait;
 mod tables;
