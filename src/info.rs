@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use tf_analyzer::blocks::CanonicalBlocks;
 use tf_analyzer::functions::FunctionTable;
-use tf_analyzer::scan::{ScanJob, ThreadScan};
+use tf_analyzer::scan::{ScanJob, Skipped, ThreadScan};
 use tf_analyzer::symbols::Symbols;
 use tf_analyzer::units::Cutter;
 use tf_analyzer::Progress;
@@ -31,7 +31,7 @@ struct ThreadTally {
     start_routine: u64,
     bytes: u64,
     traced: u64,
-    skipped: u64,
+    skipped: Skipped,
     block_execs: u64,
     accesses: u64,
     locks: u64,
@@ -50,7 +50,7 @@ impl ThreadTally {
             start_routine: scan.start_routine,
             bytes,
             traced: scan.traced,
-            skipped: scan.skipped.instructions(),
+            skipped: scan.skipped,
             block_execs: scan.block_execs,
             accesses: scan.accesses,
             locks: scan.lock_acquisitions,
@@ -213,7 +213,7 @@ fn print_threads(tallies: &[ThreadTally], functions: &FunctionTable, shared_byte
             parent,
             truncate(&routine, 24),
             t.traced,
-            t.skipped,
+            t.skipped.instructions(),
             t.block_execs,
             t.accesses,
             t.locks,
@@ -221,7 +221,7 @@ fn print_threads(tallies: &[ThreadTally], functions: &FunctionTable, shared_byte
             per_insn(t.bytes, t.traced)
         );
         total.traced += t.traced;
-        total.skipped += t.skipped;
+        total.skipped.merge(&t.skipped);
         total.block_execs += t.block_execs;
         total.accesses += t.accesses;
         total.locks += t.locks;
@@ -234,7 +234,7 @@ fn print_threads(tallies: &[ThreadTally], functions: &FunctionTable, shared_byte
         "",
         format!("{} threads", tallies.len()),
         total.traced,
-        total.skipped,
+        total.skipped.instructions(),
         total.block_execs,
         total.accesses,
         total.locks,
@@ -244,8 +244,9 @@ fn print_threads(tallies: &[ThreadTally], functions: &FunctionTable, shared_byte
     println!(
         "(all: {} instructions traced, {} skipped; bytes include the block table and manifest)",
         human(total.traced as f64),
-        human(total.skipped as f64)
+        human(total.skipped.instructions() as f64)
     );
+    println!("skipped by reason: {}", total.skipped.by_reason_text());
 }
 
 fn print_modules(trace: &Trace) {

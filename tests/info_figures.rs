@@ -1,7 +1,8 @@
 //! `tf info`'s per-thread figures on a trace written by hand, whose counts
 //! are known: traced and skipped instructions, block executions, memory
 //! accesses (absent conditional operands left out, predicted runs
-//! included) and lock acquisitions, per thread and in all.
+//! included) and lock acquisitions, per thread and in all, and the skipped
+//! ones by reason.
 
 mod common;
 
@@ -23,7 +24,7 @@ fn row(stdout: &str, first: &str) -> Vec<String> {
 /// instructions and runs block B (no operands) 5 times. Thread 2 runs A
 /// twice, then its first instruction alone (a partial execution with one
 /// operand), then block C (one load, none conditional) 3 times at addresses
-/// no stride predicts. Small chunks, so that the counts span many.
+/// no stride predicts, then skips 40 instructions of lazy binding (other). Small chunks, so that the counts span many.
 fn write(dir: &Path) {
     let opts = WriterOptions {
         chunk_target: 24,
@@ -57,6 +58,7 @@ fn write(dir: &Path) {
     for addr in [0x100, 0x5000, 0x30] {
         t.exec(c, &[addr]).unwrap();
     }
+    t.skip(SkipReason::Other, 40).unwrap();
     w.finish().unwrap();
 }
 
@@ -76,8 +78,15 @@ fn info_counts_what_each_thread_recorded() {
     // 13 × 2 + 5 × 2 instructions; 13 + 5 blocks; 10 × 2 + 3 × 1 accesses
     assert_eq!(figures("1"), ["36", "500", "18", "23", "1"], "{stdout}");
     // 2 × 2 + 1 + 3 instructions; 6 blocks; 2 × 2 + 1 + 3 accesses
-    assert_eq!(figures("2"), ["8", "0", "6", "8", "0"], "{stdout}");
+    assert_eq!(figures("2"), ["8", "40", "6", "8", "0"], "{stdout}");
     // "all", "", "2 threads": the figures start a field later
     let all = row(&stdout, "all");
-    assert_eq!(all[3..8], ["44", "500", "24", "31", "1"], "{stdout}");
+    assert_eq!(all[3..8], ["44", "540", "24", "31", "1"], "{stdout}");
+    assert!(
+        stdout.contains(
+            "\nskipped by reason: lock runtime 500, waits 0, loop scheduling 0, excluded 0, \
+             outside --only 0, other 40\n"
+        ),
+        "{stdout}"
+    );
 }

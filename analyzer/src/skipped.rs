@@ -81,6 +81,23 @@ impl Skipped {
         ]
     }
 
+    /// [`by_reason`](Self::by_reason) as the text outputs print it.
+    ///
+    /// ```
+    /// use tf_analyzer::scan::Skipped;
+    /// let s = Skipped { lock_runtime: 3, ..Skipped::default() };
+    /// assert_eq!(
+    ///     s.by_reason_text(),
+    ///     "lock runtime 3, waits 0, loop scheduling 0, excluded 0, outside --only 0, other 0"
+    /// );
+    /// ```
+    pub fn by_reason_text(&self) -> String {
+        let reasons: Vec<String> = (self.by_reason().iter())
+            .map(|(reason, n)| format!("{reason} {n}"))
+            .collect();
+        reasons.join(", ")
+    }
+
     /// Adds another thread's counts.
     pub fn merge(&mut self, o: &Skipped) {
         self.lock_runtime += o.lock_runtime;

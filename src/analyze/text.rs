@@ -47,15 +47,12 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
     }
     let traced = report.traced_instructions();
     let s = &report.skipped;
-    let reasons: Vec<String> = (s.by_reason().iter())
-        .map(|(reason, n)| format!("{reason} {n}"))
-        .collect();
     println!(
         "threads: {}   traced instructions: {}   skipped: {} ({})   syscalls: {} ({:.3} s in the kernel)",
         report.threads.len(),
         traced,
         s.instructions(),
-        reasons.join(", "),
+        s.by_reason_text(),
         s.syscalls,
         s.syscall_nanos as f64 / 1e9
     );
