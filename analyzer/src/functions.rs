@@ -3,7 +3,8 @@
 //! A block is charged to its symbol's function. Code without a symbol (a
 //! stripped program such as Debian's `pigz`, PLT stubs) is charged to the
 //! function running in its frame, which is named after its entry like perf
-//! does for unknown code: `pigz+0x5a30` (module and offset, stable across runs).
+//! does for unknown code: `pigz+0x5a30` (module and offset, stable across
+//! runs), or for a PLT stub, `strcmp@plt` (crate::plt).
 //!
 //! ```
 //! use tf_analyzer::functions::FunctionTable;
@@ -79,15 +80,23 @@ impl FunctionTable {
         let mut entries: Vec<u64> = frame_entries.into_iter().collect();
         entries.sort_unstable();
         entries.dedup();
+        // PLT stubs' names, by module base, read when a frame starts in it
+        let mut plts: HashMap<u64, std::collections::HashMap<u64, String>> = HashMap::default();
         for entry in entries {
             let id = match symbols.at_entry(entry) {
                 Some(f) => f,
                 None => {
                     let (module, base) = module_of(entry).unwrap_or_default();
-                    let name = if module.is_empty() {
-                        format!("{entry:#x}")
-                    } else {
-                        in_module(&module, base, entry)
+                    let plt = table.module_containing(entry).and_then(|m| {
+                        (plts.entry(m.base))
+                            .or_insert_with(|| crate::plt::module_plt_names(&m.path, m.base))
+                            .get(&entry)
+                            .cloned()
+                    });
+                    let name = match plt {
+                        Some(name) => name,
+                        None if module.is_empty() => format!("{entry:#x}"),
+                        None => in_module(&module, base, entry),
                     };
                     infos.push(FunctionInfo {
                         name,

@@ -22,6 +22,7 @@ pub mod loops;
 pub mod merge;
 mod naming;
 pub mod off_stack;
+pub mod plt;
 pub mod predicate;
 mod program_main;
 mod recut;
