@@ -60,9 +60,10 @@ pub fn trace_with(dir: &Path, options: &[&str], program: &Path, args: &[&str]) -
 
 /// The command `tf trace -o DIR OPTIONS -- program args`, to run as it is or
 /// with an environment of its own. The program binds its library functions
-/// at start-up (`LD_BIND_NOW=1`, as the README advises), so that the
-/// dynamic linker's lazy binding is not in the units whose figures the
-/// workloads derive; a test of lazy binding removes it.
+/// at start-up (`LD_BIND_NOW=1`): the tracers skip lazy binding itself, but
+/// the first call of each function still takes the PLT's longer path into
+/// the dynamic linker (a push and two jumps more), which the workloads'
+/// hand-derived figures leave out; a test of lazy binding removes it.
 pub fn trace_command(dir: &Path, options: &[&str], program: &Path, args: &[&str]) -> Command {
     let mut cmd = tf();
     cmd.env("LD_BIND_NOW", "1");
