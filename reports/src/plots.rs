@@ -152,21 +152,33 @@ pub fn efficiency_sweep(title: &str, lines: &[Line], max_width: usize) -> Result
             .map_err(|e| e.to_string())?;
         for (i, line) in lines.iter().enumerate() {
             let c = colour(i);
+            // Each series is drawn thinner than the one before, so that one
+            // that coincides with an earlier one (a function that is most
+            // of the program) leaves the earlier one showing around it.
+            let (width, radius) = sweep_stroke(i, lines.len());
             let pts: Vec<(f64, f64)> = line.points.iter().map(|&(x, y)| (x, 100.0 * y)).collect();
             chart
-                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(width)))
                 .map_err(|e| e.to_string())?
                 .label(shorten(&line.label, 40))
                 .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(width))
                 });
             chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
+                .draw_series(pts.iter().map(|&p| Circle::new(p, radius, c.filled())))
                 .map_err(|e| e.to_string())?;
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
+}
+
+/// The line width and point radius of series `i` of `n` in a sweep: the
+/// last drawn as before (2 and 3), each earlier one a pixel wider and two
+/// larger.
+fn sweep_stroke(i: usize, n: usize) -> (u32, u32) {
+    let under = n.saturating_sub(i + 1) as u32;
+    (2 + under, 3 + 2 * under)
 }
 
 /// Per-function bars of the share of warp instructions (%), split into the
@@ -315,6 +327,21 @@ mod tests {
         assert!(svg.contains("warp width W (lanes)"));
         assert!(svg.contains("SIMT efficiency (%)"));
         assert!(svg.contains("all &lt;code&gt;"), "legend escaped");
+    }
+
+    #[test]
+    fn coinciding_series_stay_apart_drawn_thinner_one_over_another() {
+        assert_eq!(sweep_stroke(0, 5), (6, 11));
+        assert_eq!(sweep_stroke(3, 5), (3, 5));
+        assert_eq!(sweep_stroke(4, 5), (2, 3));
+        let same = |label: &str| Line {
+            label: label.into(),
+            points: vec![(1.0, 1.0), (32.0, 0.5)],
+        };
+        let svg = efficiency_sweep("t", &[same("all"), same("worker")], 64).unwrap();
+        for width in ["stroke-width=\"3\"", "stroke-width=\"2\""] {
+            assert!(svg.contains(width), "{width}");
+        }
     }
 
     #[test]
