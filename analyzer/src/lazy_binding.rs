@@ -14,26 +14,21 @@
 
 use crate::results::{FunctionResult, WidthResult};
 
-/// The functions of glibc's dynamic linker that bind a symbol on a call:
-/// whole names, or with `*` at the end, names that start so.
-const BINDING: [&str; 7] = [
-    "_dl_runtime_resolve*",
-    "_dl_runtime_profile*",
-    "_dl_fixup",
-    "_dl_profile_fixup",
-    "_dl_lookup_symbol_x",
-    "do_lookup_x",
-    "check_match",
-];
-
-/// Of [`BINDING`], those that only a lazy binding runs (a `dlsym` looks
-/// symbols up too, but through none of these).
+/// The functions of glibc's dynamic linker that only a lazy binding runs
+/// (a `dlsym` looks symbols up too, but through none of these): whole
+/// names, or with `*` at the end, names that start so.
 const LAZY_ONLY: [&str; 4] = [
     "_dl_runtime_resolve*",
     "_dl_runtime_profile*",
     "_dl_fixup",
     "_dl_profile_fixup",
 ];
+
+/// The symbol lookup they make, with the rest of [`BINDING`].
+const LOOKUP: [&str; 3] = ["_dl_lookup_symbol_x", "do_lookup_x", "check_match"];
+
+/// The functions that bind a symbol on a call: [`LAZY_ONLY`] and [`LOOKUP`].
+const BINDING: [&[&str]; 2] = [&LAZY_ONLY, &LOOKUP];
 
 /// Whether `module` (a file name) is the dynamic linker: glibc's
 /// `ld-linux-x86-64.so.2` (`ld-linux.so.2`, `ld-2.31.so`, …).
@@ -57,16 +52,20 @@ fn named(name: &str, names: &[&str]) -> bool {
     })
 }
 
-/// Whether `f` is a function of the dynamic linker that binds symbols.
-fn binds(f: &FunctionResult, names: &[&str]) -> bool {
-    named(&f.name, names) && is_dynamic_linker(&f.module)
+/// Whether `f` is a function of the dynamic linker named in one of `lists`.
+fn binds(f: &FunctionResult, lists: &[&[&str]]) -> bool {
+    lists.iter().any(|names| named(&f.name, names)) && is_dynamic_linker(&f.module)
 }
 
 /// The binding functions' rows of `r` ([`BINDING`]), when the units bound
 /// lazily (a trampoline or `_dl_fixup` ran); none otherwise.
 fn binding_rows(r: &WidthResult) -> impl Iterator<Item = &FunctionResult> {
     let ran = |f: &&FunctionResult| f.thread_instructions > 0;
-    let lazily = r.functions.iter().filter(ran).any(|f| binds(f, &LAZY_ONLY));
+    let lazily = r
+        .functions
+        .iter()
+        .filter(ran)
+        .any(|f| binds(f, &[&LAZY_ONLY]));
     (r.functions.iter()).filter(move |f| lazily && binds(f, &BINDING))
 }
 

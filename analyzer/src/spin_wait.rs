@@ -46,6 +46,9 @@ pub(crate) fn yielding_functions(table: &BlockTable) -> Arc<[bool]> {
     yielding.into()
 }
 
+/// What marks spin-wait code, in the words tf's outputs describe it with.
+pub const MARKS: &str = "loops with a pause instruction or a call of sched_yield";
+
 /// What the figures make of spin-wait code (`--spin-wait`).
 ///
 /// ```
@@ -194,10 +197,10 @@ pub(crate) fn warning(r: &WidthResult) -> Option<String> {
         ": the waiting is left out of every figure (--spin-wait exclude), but"
     };
     Some(format!(
-        "{spun} of the units' {all} thread instructions ({share}) ran in spin-wait loops (loops \
-         with a pause instruction or a call of sched_yield), most in {}: the program waits by \
-         spinning on a lock or flag it builds from atomic instructions, which tf does not \
-         recognize{counted} what it guards is not serialized",
+        "{spun} of the units' {all} thread instructions ({share}) ran in spin-wait loops \
+         ({MARKS}), most in {}: the program waits by spinning on a lock or flag it builds from \
+         atomic instructions, which tf does not recognize{counted} what it guards is not \
+         serialized",
         most.join(", ")
     ))
 }

@@ -9,6 +9,7 @@ use crate::plots::{self, Line};
 use crate::{Error, Observed};
 use std::fmt::Write;
 use tf_analyzer::results::SegmentReport;
+use tf_analyzer::spin_wait::MARKS;
 
 /// The page of `f`.
 pub fn render(c: &Catalogue, f: &Function, observed: Option<&Observed>) -> Result<String, Error> {
@@ -36,7 +37,7 @@ fn figures(c: &Catalogue, f: &Function) -> String {
     let mut out = format!(
         "<h2>Figures per warp width</h2>\n<p class=\"note\">Own instructions only (never its callees'). \
          Share: of all warp instructions at that width. Heap, stack, global, other: 32-byte sectors per request. \
-         Spin-wait: thread instructions in loops with a pause instruction or a call of sched_yield, {spin_wait}.</p>\n\
+         Spin-wait: thread instructions in {MARKS}, {spin_wait}.</p>\n\
          <table class=\"figures\"><thead>",
     );
     out.push_str(&header_row(&[

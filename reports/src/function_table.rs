@@ -7,6 +7,7 @@ use crate::index_page::spr_cell;
 use crate::plots::{self, ShareBar};
 use crate::Error;
 use std::fmt::Write;
+use tf_analyzer::spin_wait::MARKS;
 
 /// Functions drawn in the bar chart.
 const TOP_BARS: usize = 20;
@@ -62,10 +63,11 @@ pub fn section(c: &Catalogue) -> Result<String, Error> {
         columns.push(format!("{s} (W={})", main.warp_size));
     }
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-    out.push_str(
+    let _ = writeln!(
+        out,
         "<p class=\"note\">Own instructions only (never callees'); click a column to sort. \
         Heap, stack, global: sectors per request. Spin-wait: thread instructions in spin-wait loops \
-        (loops with a pause instruction or a call of sched_yield). Functions with a page are links.</p>\n",
+        ({MARKS}). Functions with a page are links.</p>",
     );
     let _ = writeln!(
         out,

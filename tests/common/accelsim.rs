@@ -144,10 +144,10 @@ pub fn check(dir: &Path) -> (bool, String) {
     )
 }
 
-/// Traces `program args` with `env` set (LD_BIND_NOW=1 besides).
+/// Traces `program args` with `env` set (and LD_BIND_NOW=1, as
+/// [`super::trace_command`] sets it).
 pub fn trace_env(dir: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]) {
     let o = super::trace_command(dir, &[], program, args)
-        .env("LD_BIND_NOW", "1")
         .envs(env.iter().copied())
         .output()
         .unwrap();

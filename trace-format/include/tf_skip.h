@@ -269,6 +269,13 @@ static inline int tf_skip_callback(tf_skipper *s, uint32_t call_insns)
     return 1;
 }
 
+/* Whether frame `f` counts the calls made in it, to pop where its function
+ * returns (or, lazy binding's, jumps out of itself). */
+static inline int tf__skip_counts_calls(const tf_skip_frame *f)
+{
+    return f->pop == TF_POP_ON_RETURN || f->pop == TF_POP_ON_JUMP_OUT;
+}
+
 /* After the block execution tf_skip_enter was asked about: `n_insns` ran;
  * for a complete execution, `end` is how the block ends and `rax` the
  * return value when it is a return (have_rax). A return first ends the
@@ -286,35 +293,21 @@ static inline void tf_skip_ran(tf_skipper *s, uint32_t n_insns, int complete, un
         f->count += n_insns;
         s->skipped += n_insns;
     }
-    if (complete && f->pop == TF_POP_ON_JUMP_OUT) {
-        /* lazy binding's trampoline jumps on to the function it bound: the
-         * skip ends there, and the function runs as the PLT's jump would
-         * have reached it */
-        if (end == TF_END_CALL || end == TF_END_INDIRECT_CALL) {
-            f->depth++;
-            return;
-        }
-        if (f->depth == 0 && (end == TF_END_INDIRECT_JUMP || end == TF_END_RETURN)) {
-            tf__skip_pop(s, have_rax, rax);
-            f = tf__skip_top(s);
-            if (end == TF_END_INDIRECT_JUMP)
-                return;
-        } else {
-            if (end == TF_END_RETURN)
-                f->depth--;
-            return;
-        }
-    }
-    if (!complete || f->pop != TF_POP_ON_RETURN)
+    if (!complete || !tf__skip_counts_calls(f))
         return;
     if (end == TF_END_CALL || end == TF_END_INDIRECT_CALL) {
         f->depth++;
+    } else if (end == TF_END_INDIRECT_JUMP && f->depth == 0 && f->pop == TF_POP_ON_JUMP_OUT) {
+        /* lazy binding's trampoline jumps on to the function it bound: the
+         * skip ends there, and the function runs as the PLT's jump would
+         * have reached it */
+        tf__skip_pop(s, have_rax, rax);
     } else if (end == TF_END_RETURN) {
-        while (f->pop == TF_POP_ON_RETURN && f->depth == 0) {
+        while (tf__skip_counts_calls(f) && f->depth == 0) {
             tf__skip_pop(s, have_rax, rax);
             f = tf__skip_top(s);
         }
-        if (f->pop == TF_POP_ON_RETURN)
+        if (tf__skip_counts_calls(f))
             f->depth--;
     }
 }
