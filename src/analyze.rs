@@ -96,15 +96,7 @@ pub fn emit(report: &Report, trace: Option<&Trace>, outputs: &Outputs) -> Result
             failed = true;
         }
     }
-    let read = report.traced_instructions();
-    let mut coverage = match trace {
-        Some(t) => Coverage::of(t, read),
-        None => Coverage::default(),
-    };
-    coverage.add_damage(report.damage.iter().cloned());
-    // Figures that leave recorded work out never pass for complete.
-    coverage.add(report.incomplete.iter().cloned());
-    let status = coverage.exit_status(outputs.allow_damaged);
+    let status = Coverage::of_analysis(trace, report).exit_status(outputs.allow_damaged);
     Ok(if failed { 1 } else { status })
 }
 

@@ -1,6 +1,7 @@
 //! `tf export`: the replay as Accel-Sim warp traces, and their validator.
 
 use crate::progress::Bar;
+use crate::verdict::Coverage;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 use tf_accelsim::export::{ExportOptions, Exporter};
@@ -8,14 +9,27 @@ use tf_accelsim::kernels::Summary;
 use tf_analyzer::{analyze_observed, Options, Progress};
 use tf_trace::Trace;
 
-/// `tf export --accelsim TRACE -o DIR`: returns the exit status.
+/// How the export lays out its kernels.
+pub struct Shape<'a> {
+    /// Threads per CTA (`--block-size`).
+    pub block_size: usize,
+    /// Export only instructions charged to these functions (`--functions`).
+    pub functions: &'a [String],
+}
+
+/// `tf export --accelsim TRACE -o DIR`: returns the exit status (that of a
+/// damaged or incomplete trace unless `allow_damaged`).
 pub fn run(
     trace_dir: &Path,
     out: &Path,
     options: &Options,
-    block_size: usize,
-    functions: &[String],
+    shape: &Shape,
+    allow_damaged: bool,
 ) -> Result<i32> {
+    let Shape {
+        block_size,
+        functions,
+    } = *shape;
     let width = match options.widths[..] {
         [w] if (1..=32).contains(&w) => w,
         _ => bail!("--warp: give one width, 1..=32 (Accel-Sim's warps have 32 lanes)"),
@@ -34,9 +48,6 @@ pub fn run(
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let trace = Trace::open(trace_dir)
         .with_context(|| format!("cannot read the trace {}", trace_dir.display()))?;
-    for problem in trace.problems() {
-        eprintln!("tf: warning: {problem}");
-    }
     let exporter = Exporter::new(ExportOptions {
         block_size,
         functions: functions.to_vec(),
@@ -60,11 +71,9 @@ pub fn run(
         eprintln!("tf: error: the export does not pass its validation");
         status = 1;
     }
-    for why in &report.incomplete {
-        eprintln!("tf: error: incomplete analysis: {why}");
-        status = 3;
-    }
-    Ok(status)
+    // An export of part of the trace never passes for the whole.
+    let coverage = Coverage::of_analysis(Some(&trace), &report).exit_status(allow_damaged);
+    Ok(if coverage != 0 { coverage } else { status })
 }
 
 fn print(out: &Path, s: &Summary) {

@@ -166,13 +166,22 @@ fn print_header(trace: &Trace, dir: &Path) {
             " (records no OpenMP worksharing loops: units of OpenMP programs are calls)"
         }
     );
+    let exec = tf_analyzer::processes::exec_command(m);
     let end = match (m.complete, m.exit_code, m.exit_signal) {
         (false, _, _) => "incomplete: the tracer did not finish".to_string(),
+        (true, _, _) if exec.is_some() => format!(
+            "replaced itself with {} (execve): traced up to there",
+            exec.unwrap_or_default()
+        ),
         (true, _, Some(sig)) => format!("killed by signal {sig}"),
         (true, Some(code), _) => format!("exited with status {code}"),
         (true, None, None) => "ended".to_string(),
     };
     println!("program   {end}");
+    if m.forked > 0 {
+        let s = if m.forked == 1 { "" } else { "es" };
+        println!("forked    {} process{s} of its own, not traced", m.forked);
+    }
     if !m.only.is_empty() {
         println!("only      {}", m.only.join(", "));
     }

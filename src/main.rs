@@ -126,6 +126,10 @@ enum Command {
         /// Print the wall time of each stage of the analysis on stderr.
         #[arg(long)]
         timings: bool,
+        /// Exit with 0 even when the trace is damaged or incomplete (the
+        /// damage is still named, with how much of the trace was read).
+        #[arg(long)]
+        allow_damaged: bool,
     },
     /// Combine the JSON reports of all shards of one analysis (tf analyze --shard i/N --json).
     Merge {
@@ -157,6 +161,10 @@ enum Command {
         /// Export only instructions charged to these functions.
         #[arg(long, value_name = "FN", num_args = 1..)]
         functions: Vec<String>,
+        /// Exit with 0 even when the trace is damaged or incomplete (the
+        /// damage is still named, with how much of the trace was read).
+        #[arg(long)]
+        allow_damaged: bool,
         #[command(flatten)]
         options: AnalyzeArgs,
     },
@@ -256,11 +264,19 @@ fn main() -> ExitCode {
             block_size,
             functions,
             options,
+            allow_damaged,
         } => match (accelsim, check, output) {
             (_, Some(dir), _) => export::check(&dir),
-            (Some(trace), None, Some(out)) => {
-                export::run(&trace, &out, &options.options(), block_size, &functions)
-            }
+            (Some(trace), None, Some(out)) => export::run(
+                &trace,
+                &out,
+                &options.options(),
+                &export::Shape {
+                    block_size,
+                    functions: &functions,
+                },
+                allow_damaged,
+            ),
             _ => Err(anyhow::anyhow!(
                 "tf export: give --accelsim TRACE -o DIR, or --check DIR"
             )),
@@ -272,6 +288,7 @@ fn main() -> ExitCode {
             all,
             sweep,
             timings,
+            allow_damaged,
         } => report::run(
             &trace,
             &options.options(),
@@ -281,6 +298,7 @@ fn main() -> ExitCode {
                 sweep: &sweep,
             },
             timings,
+            allow_damaged,
         ),
         Command::Info {
             trace,

@@ -75,6 +75,15 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[Resolved]) 
         eprintln!("tf: the program's status was {code}; tf exits with {INCOMPLETE_TRACE}");
         return INCOMPLETE_TRACE;
     }
+    if let Some(why) = manifest.and_then(tf_analyzer::processes::exec_reason) {
+        eprintln!("{}", summary::line(dir));
+        eprintln!("tf: {why}");
+        eprintln!("tf: the program's status was {code}; tf exits with {INCOMPLETE_TRACE}");
+        return INCOMPLETE_TRACE;
+    }
+    if let Some(w) = manifest.and_then(tf_analyzer::processes::fork_warning) {
+        eprintln!("tf: warning: {w}");
+    }
     if let (Some(signal), Some(m)) = (status.signal(), manifest) {
         // The tracer cannot tell a signal sent from outside from a normal
         // end: record the one that killed the program.

@@ -1,6 +1,7 @@
 //! `tf report`: the analysis as a directory of HTML pages with plots (and
 //! `tf analyze --html DIR`, which writes the same beside its table).
 
+use crate::verdict::Coverage;
 use anyhow::{Context, Result};
 use std::path::Path;
 use tf_analyzer::results::Report;
@@ -21,18 +22,20 @@ pub struct ReportArgs<'a> {
 
 /// `tf report`: analyses the trace (the user's widths and the sweep's in one
 /// run) and writes the report; returns the exit status.
-pub fn run(trace: &Path, options: &Options, args: &ReportArgs, timings: bool) -> Result<i32> {
+pub fn run(
+    trace: &Path,
+    options: &Options,
+    args: &ReportArgs,
+    timings: bool,
+    allow_damaged: bool,
+) -> Result<i32> {
     let trace = crate::analyze::open(trace)?;
     if let Some(w) = args.sweep.iter().find(|w| !(1..=64).contains(*w)) {
         anyhow::bail!("--sweep {w}: warp widths must be 1..=64");
     }
     let (report, details) = compute(&trace, options, args.sweep, timings)?;
     write(&trace, &report, &details, &options.widths, args)?;
-    // Figures that leave recorded work out must never pass for complete.
-    for why in &report.incomplete {
-        eprintln!("tf: error: incomplete analysis: {why}");
-    }
-    Ok(if report.incomplete.is_empty() { 0 } else { 3 })
+    Ok(Coverage::of_analysis(Some(&trace), &report).exit_status(allow_damaged))
 }
 
 /// Analyses `trace` at the user's widths and the `sweep`'s in one run,

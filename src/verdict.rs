@@ -10,6 +10,7 @@
 //! (`--allow-damaged`), which still prints every line.
 
 use crate::summary::human;
+use tf_analyzer::results::Report;
 use tf_trace::Trace;
 
 /// `tf info` and `tf analyze`: the trace is damaged or incomplete; what was
@@ -48,13 +49,27 @@ impl Coverage {
                 "{}: the tracer did not finish (the run crashed or was cut short): the trace may end early",
                 manifest.display()
             )]),
-            Some(_) => {}
+            Some(m) => c.add(tf_analyzer::processes::exec_reason(m)),
             None if !manifest.exists() => c.add([format!(
                 "{}: missing: how much was recorded is unknown",
                 manifest.display()
             )]),
             None => {} // damaged: one of the trace's problems
         }
+        c
+    }
+
+    /// The coverage of an analysis of `trace` (none for merged parts): what
+    /// it read against the manifest, the damage it met, and the replay's
+    /// own completeness. `tf analyze`, `tf report` and `tf export` decide
+    /// their exit status with it alike.
+    pub fn of_analysis(trace: Option<&Trace>, report: &Report) -> Coverage {
+        let read = report.traced_instructions();
+        let mut c = trace.map_or_else(Coverage::default, |t| Coverage::of(t, read));
+        c.read = read;
+        c.add_damage(report.damage.iter().cloned());
+        // Figures that leave recorded work out never pass for complete.
+        c.add(report.incomplete.iter().cloned());
         c
     }
 

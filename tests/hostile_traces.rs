@@ -80,14 +80,54 @@ fn quick(args: &[&str], dir: &Path) -> (i32, String, String) {
 #[test]
 fn truncated_trace_fails_analyze_with_damage_named() {
     let d = tempdir();
+    let out = tempdir();
     trace_ok(d.path(), &workload("threads"), &["2"]);
     let (status, _, stderr) = run(&["analyze"], d.path());
     assert_eq!(status, 0, "{stderr}");
     let file = d.path().join("thread-1.tfc");
     let bytes = std::fs::read(&file).unwrap();
     std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
-    for cmd in ["analyze", "info"] {
-        let (status, _, stderr) = run(&[cmd], d.path());
+    // Every command that reads the trace's figures: the report and the
+    // export of a damaged trace fail as the analysis does, each into a
+    // directory of its own.
+    let made = std::cell::Cell::new(0);
+    let fresh = |name: &str| {
+        made.set(made.get() + 1);
+        out.path()
+            .join(format!("{name}{}", made.get()))
+            .display()
+            .to_string()
+    };
+    let commands = |allow: &[&'static str]| -> Vec<Vec<String>> {
+        // the option right after the command: the export's last option
+        // takes the trace
+        let with = |args: &[&str]| {
+            let mut v: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            v.splice(1..1, allow.iter().map(|a| a.to_string()));
+            v
+        };
+        vec![
+            with(&["analyze"]),
+            with(&["info"]),
+            with(&["report", "--warp", "8", "-o", &fresh("report")]),
+            with(&[
+                "export",
+                "--warp",
+                "8",
+                "-o",
+                &fresh("export"),
+                "--accelsim",
+            ]),
+        ]
+    };
+    let report_page = |args: &[String]| {
+        let at = args.iter().position(|a| a == "-o").unwrap() + 1;
+        std::path::PathBuf::from(&args[at]).join("index.html")
+    };
+    for (args, allowed_args) in commands(&[]).iter().zip(commands(&["--allow-damaged"])) {
+        let cmd = args[0].as_str();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (status, _, stderr) = run(&args, d.path());
         assert_eq!(status, 3, "{cmd}: {stderr}");
         assert!(
             stderr.contains(&format!(
@@ -102,10 +142,31 @@ fn truncated_trace_fails_analyze_with_damage_named() {
                 && stderr.contains("exit status 3"),
             "{cmd}: {stderr}"
         );
-        let (status, _, allowed) = run(&[cmd, "--allow-damaged"], d.path());
+        let allowed_args: Vec<&str> = allowed_args.iter().map(String::as_str).collect();
+        let (status, _, allowed) = run(&allowed_args, d.path());
         assert_eq!(status, 0, "{cmd}: {allowed}");
         assert!(allowed.contains("chunk payload cut short"), "{allowed}");
         assert!(!allowed.contains("exit status 3"), "{allowed}");
+        if cmd == "report" {
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            let page = std::fs::read_to_string(report_page(&args)).unwrap();
+            let allowed_page = std::fs::read_to_string(report_page(
+                &allowed_args
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>(),
+            ))
+            .unwrap();
+            assert_eq!(
+                page, allowed_page,
+                "--allow-damaged changes only the status"
+            );
+            assert!(
+                page.contains("<b>damaged trace</b> (the figures cover only what was read before the damage): ")
+                    && page.contains("chunk payload cut short"),
+                "the report's page names the damage"
+            );
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 
 std::vector<std::string> opt_only, opt_exclude;
 bool process_exiting, disabled;
+UINT64 forks;
 static BUFFER_ID buf_id;
 static int fatal_signal;
 
@@ -260,6 +261,7 @@ static VOID context_change(THREADID tid, CONTEXT_CHANGE_REASON reason, const CON
 }
 
 static VOID fork_child(THREADID, const CONTEXT *, VOID *) { disabled = true; }
+static VOID fork_parent(THREADID, const CONTEXT *, VOID *) { forks++; }
 static VOID prepare_fini(VOID *) { process_exiting = true; }
 static VOID fini(INT32 code, VOID *)
 {
@@ -305,6 +307,7 @@ int main(int argc, char *argv[])
     PIN_AddSyscallExitFunction(syscall_exit, NULL);
     PIN_AddContextChangeFunction(context_change, NULL);
     PIN_AddForkFunction(FPOINT_AFTER_IN_CHILD, fork_child, NULL);
+    PIN_AddForkFunction(FPOINT_AFTER_IN_PARENT, fork_parent, NULL);
     PIN_AddPrepareForFiniFunction(prepare_fini, NULL);
     PIN_AddFiniFunction(fini, NULL);
     PIN_StartProgram();

@@ -98,5 +98,7 @@ void manifest_write(bool complete, bool have_code, INT64 code, int signo);
 /* tf_pin.cpp: options */
 extern std::vector<std::string> opt_only, opt_exclude;
 extern bool process_exiting, disabled;
+/* Processes the program started (fork, vfork, posix_spawn), untraced. */
+extern UINT64 forks;
 
 #endif

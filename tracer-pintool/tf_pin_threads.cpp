@@ -366,7 +366,7 @@ void manifest_write(bool complete, bool have_code, INT64 code, int signo)
     tf_manifest_run run = {"tf-pin", TF_PIN_VERSION, backend.c_str(), cmd.data(), cmd.size(),
                            cwd.c_str(), (UINT64)PIN_GetPid(), start_time, only.data(),
                            only.size(), exclude.data(), exclude.size(), complete, have_code,
-                           signo, code, worksharing};
+                           signo, code, worksharing, forks, NULL, 0};
     for (size_t cap = 64 << 10;; cap *= 4) {
         std::vector<UINT8> buf(cap);
         tf_mp mp;

@@ -306,6 +306,17 @@ typedef struct {
    Long exit_code;
    Int exit_signal; /* 0 = none */
 } TfOutcome;
+/* tf_process.c: the processes the program starts (fork, vfork) and the
+ * execve that replaces it, which the trace does not follow. */
+void tf_process_forked(ThreadId tid); /* a VG_(atfork) parent callback */
+ULong tf_process_forks(void);
+/* Before an execve of the client's `path` with arguments `argv`. */
+void tf_process_exec(Addr path, Addr argv);
+/* After an execve that failed: the program goes on. */
+void tf_process_exec_failed(void);
+/* The command of the execve under way (n 0: none). */
+const HChar *const *tf_process_exec_command(SizeT *n);
+
 /* Writes the manifest (atomically, by rename); call after tf_raw_drain. */
 void tf_manifest_write(const TfOutcome *o);
 

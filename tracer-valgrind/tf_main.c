@@ -268,6 +268,8 @@ static void pre_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs)
       break;
    case __NR_execve:
    case __NR_execveat:
+      /* The trace ends here unless the call fails (post_syscall). */
+      tf_process_exec(args[no == __NR_execveat], args[1 + (no == __NR_execveat)]);
       flush_all();
       break;
    case __NR_kill:
@@ -293,6 +295,12 @@ static void post_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs, SysRes 
    Thread *t = thread_if_any(tid);
    if (tf_disabled || t == NULL || no == __NR_rt_sigreturn) /* that is signal_return */
       return;
+   if (no == __NR_execve || no == __NR_execveat) {
+      /* it failed, or it would not have returned: the program goes on */
+      TfOutcome o = {False, False, 0, 0};
+      tf_process_exec_failed();
+      tf_manifest_write(&o);
+   }
    /* after the block that ends in the syscall instruction */
    put_marker(t, MK_SYSCALL, no, 1, t->syscall_start ? now_nanos() - t->syscall_start : 0);
 }
@@ -386,7 +394,7 @@ static void pre_clo_init(void)
    VG_(track_pre_thread_ll_exit)(on_thread_exit);
    VG_(track_pre_deliver_signal)(pre_deliver_signal);
    VG_(track_post_deliver_signal)(post_deliver_signal);
-   VG_(atfork)(NULL, NULL, on_fork_child);
+   VG_(atfork)(NULL, tf_process_forked, on_fork_child);
 
    tf_only = VG_(newXA)(VG_(malloc), "tf.only", VG_(free), sizeof(HChar *));
    tf_exclude = VG_(newXA)(VG_(malloc), "tf.exclude", VG_(free), sizeof(HChar *));

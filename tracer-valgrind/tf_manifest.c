@@ -49,11 +49,15 @@ static void build_manifest(tf_mp *mp, const TfOutcome *o)
    run.start_time = start_time;
    run.only = strings(tf_only, &run.n_only);
    run.exclude = strings(tf_exclude, &run.n_exclude);
-   run.complete = o->complete && tf_output_error() == NULL;
+   run.exec = tf_process_exec_command(&run.n_exec);
+   /* Before an execve, everything the program did is written: the trace
+    * ends there, complete. */
+   run.complete = (o->complete || run.n_exec > 0) && tf_output_error() == NULL;
    run.have_exit_code = o->have_exit_code;
    run.exit_code = o->exit_code;
    run.exit_signal = o->exit_signal;
    run.worksharing = tf_worksharing; /* tf_omp.c, from the preload library's wrappers */
+   run.forked = tf_process_forks();
    tf_manifest_common(mp, &run);
    tf_mp_cstr(mp, "threads");
    tf_threads_manifest(mp, &traced, &skipped);

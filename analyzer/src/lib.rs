@@ -24,6 +24,7 @@ mod naming;
 pub mod off_stack;
 pub mod plt;
 pub mod predicate;
+pub mod processes;
 mod program_main;
 mod recut;
 pub mod replay;

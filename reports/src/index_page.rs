@@ -116,6 +116,13 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
     for w in &r.warnings {
         let _ = writeln!(out, "<p class=\"warn\">warning: {}</p>", escape(w));
     }
+    for d in &r.damage {
+        let _ = writeln!(
+            out,
+            "<p class=\"warn\"><b>damaged trace</b> (the figures cover only what was read before the damage): {}</p>",
+            escape(d)
+        );
+    }
     for w in &r.incomplete {
         let _ = writeln!(
             out,

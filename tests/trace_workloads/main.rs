@@ -12,6 +12,7 @@ use tf_analyzer::symbols::Symbols;
 use tf_trace::{Event, LockKind, Trace};
 
 mod command_line;
+mod processes;
 
 /// One lock event: (acquire, kind, lock address).
 type LockEvent = (bool, LockKind, u64);

@@ -93,12 +93,17 @@ typedef struct tf_manifest_run {
     int complete, have_exit_code, exit_signal; /* exit_signal 0 = none */
     int64_t exit_code;
     int worksharing; /* the tracer writes loop_chunk and static_loop events */
+    uint64_t forked;  /* processes the program started (fork, vfork), untraced */
+    /* The command of the execve that replaced the program (the trace ends
+     * there); n_exec 0: none. */
+    const char *const *exec;
+    size_t n_exec;
 } tf_manifest_run;
 
 /* Number of keys tf_manifest_common writes; the tracer adds `threads`,
  * `modules`, `traced_instructions`, `skipped_instructions` and `blocks`. */
-#define TF_MANIFEST_COMMON_KEYS 15
-#define TF_MANIFEST_KEYS 20
+#define TF_MANIFEST_COMMON_KEYS 17
+#define TF_MANIFEST_KEYS 22
 
 /* Opens the manifest map and writes the keys every tracer knows the same way. */
 static inline void tf_manifest_common(tf_mp *mp, const tf_manifest_run *r)
@@ -140,6 +145,10 @@ static inline void tf_manifest_common(tf_mp *mp, const tf_manifest_run *r)
         tf_mp_nil(mp);
     tf_mp_cstr(mp, "worksharing");
     tf_mp_bool(mp, r->worksharing);
+    tf_mp_cstr(mp, "forked");
+    tf_mp_uint(mp, r->forked);
+    tf_mp_cstr(mp, "exec");
+    tf_mp_texts(mp, r->exec, r->n_exec);
 }
 
 /* One entry of the manifest's `threads` array. */

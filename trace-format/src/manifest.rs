@@ -166,6 +166,12 @@ pub struct Manifest {
     /// and their absence does not mean there were none (default true: the
     /// traces written before this key are the Valgrind tool's, which does).
     pub worksharing: bool,
+    /// Processes the program started (fork, vfork), which the trace does
+    /// not follow: their work is in no thread stream.
+    pub forked: u64,
+    /// The command of the `execve` that replaced the program (empty: none).
+    /// The trace ends there: what the new program ran is not in it.
+    pub exec: Vec<ByteString>,
     /// Per thread.
     pub threads: Vec<ThreadSummary>,
     /// Per module.
@@ -196,6 +202,8 @@ impl Default for Manifest {
             exit_code: None,
             exit_signal: None,
             worksharing: true,
+            forked: 0,
+            exec: Vec::new(),
             threads: Vec::new(),
             modules: Vec::new(),
             traced_instructions: 0,

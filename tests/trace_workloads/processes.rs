@@ -1,0 +1,114 @@
+//! A program's own processes, which the trace does not follow: the
+//! children it starts are counted and named as untraced by every command,
+//! and an `execve` that replaces it ends the trace, which every command
+//! then calls incomplete (workloads/processes.c).
+
+use super::common::*;
+use std::path::Path;
+use std::process::Output;
+use tf_trace::Trace;
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into()
+}
+
+fn stdout_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into()
+}
+
+/// `tf info` and `tf analyze` of `dir`.
+fn info_and_analyze(dir: &Path) -> (Output, Output) {
+    let info = tf().arg("info").arg(dir).output().unwrap();
+    let analyze = tf()
+        .args(["analyze", "--warp", "8"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    (info, analyze)
+}
+
+#[test]
+fn children_are_counted_and_named_as_untraced() {
+    let d = tempdir();
+    let dir = d.path().join("t");
+    // 3 children with fork and one with posix_spawn; the failed execve
+    // before them leaves nothing behind.
+    let out = trace_ok(&dir, &workload("processes"), &["3"]);
+    let m = Trace::open(&dir).unwrap().manifest().unwrap().clone();
+    assert_eq!(m.forked, 4);
+    assert!(m.exec.is_empty(), "{:?}", m.exec);
+    assert!(m.complete);
+    assert_eq!(m.exit_code, Some(0));
+    let warning = "warning: the program started 4 processes of its own (fork), which tf does \
+                   not trace: what they ran is in no figure; to analyze one, trace its command \
+                   directly";
+    assert!(stderr_of(&out).contains(warning), "{}", stderr_of(&out));
+
+    let (info, analyze) = info_and_analyze(&dir);
+    assert_eq!(info.status.code(), Some(0), "{}", stderr_of(&info));
+    assert!(stdout_of(&info).contains("\nforked    4 processes of its own, not traced\n"));
+    assert_eq!(analyze.status.code(), Some(0), "{}", stderr_of(&analyze));
+    assert!(stderr_of(&analyze).contains(warning));
+}
+
+#[test]
+fn an_execve_ends_the_trace_and_every_command_says_so() {
+    let d = tempdir();
+    let dir = d.path().join("t");
+    let threads = workload("threads");
+    let out = trace(
+        &dir,
+        &workload("processes"),
+        &["1", threads.to_str().unwrap(), "2", "a b"],
+    );
+    // The program's status is that of the program that replaced it.
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    let cmd = format!("{} 2 'a b'", threads.display());
+    let why = format!(
+        "the program replaced itself with {cmd} (execve): the trace ends there, and what that \
+         program ran is not in it; to analyze it, trace it directly (tf trace -- {cmd})"
+    );
+    assert!(err.contains(&format!("tf: {why}\n")), "{err}");
+    assert!(
+        err.contains("tf: the program's status was 0; tf exits with 125"),
+        "{err}"
+    );
+
+    let m = Trace::open(&dir).unwrap().manifest().unwrap().clone();
+    let exec: Vec<&[u8]> = m.exec.iter().map(|w| w.as_bytes()).collect();
+    let expected: [&[u8]; 3] = [threads.to_str().unwrap().as_bytes(), b"2", b"a b"];
+    assert_eq!(exec, expected);
+    assert_eq!(m.forked, 2);
+    assert!(m.complete, "everything before the execve is written");
+    assert_eq!((m.exit_code, m.exit_signal), (None, None));
+
+    // Only the first program's single thread is in the trace.
+    assert_eq!(m.threads.len(), 1);
+    let (info, analyze) = info_and_analyze(&dir);
+    for out in [&info, &analyze] {
+        assert_eq!(out.status.code(), Some(3), "{}", stderr_of(out));
+        assert!(stderr_of(out).contains(&format!("tf: incomplete: {why}\n")));
+    }
+    let program = format!("\nprogram   replaced itself with {cmd} (execve): traced up to there\n");
+    assert!(stdout_of(&info).contains(&program), "{}", stdout_of(&info));
+    let html = d.path().join("html");
+    let report = tf()
+        .args(["report", "--warp", "8", "-o"])
+        .arg(&html)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(report.status.code(), Some(3), "{}", stderr_of(&report));
+    let page = std::fs::read_to_string(html.join("index.html")).unwrap();
+    assert!(
+        page.contains("replaced itself with"),
+        "the report's run table says so"
+    );
+    let accepted = tf()
+        .args(["analyze", "--allow-damaged", "--warp", "8"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(accepted.status.code(), Some(0), "{}", stderr_of(&accepted));
+}
