@@ -92,6 +92,8 @@ fn dump(
                 "  exit_code: {:?}  exit_signal: {:?}  only: {:?}  exclude: {:?}",
                 m.exit_code, m.exit_signal, m.only, m.exclude
             )?;
+            let exec: Vec<String> = m.exec.iter().map(|c| c.to_string()).collect();
+            writeln!(out, "  forked: {}  exec: {:?}", m.forked, exec)?;
             writeln!(
                 out,
                 "  traced: {}  skipped: {}  blocks: {}",

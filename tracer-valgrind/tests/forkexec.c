@@ -1,6 +1,7 @@
-/* forkexec: the forked child's loop is not traced and writes nothing; with an
- * argument the program execs /bin/echo and the trace up to execve is on disk
- * (manifest complete: false). */
+/* forkexec: the forked child's loop is not traced and writes nothing (the
+ * manifest counts it: forked 1); with an argument the program execs /bin/echo
+ * and the trace up to execve is on disk (manifest complete: true, exec:
+ * /bin/echo exec'd). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>

@@ -83,10 +83,12 @@ check "fork: the child's loop is not in the trace (one thread, < 200k instructio
     sh -c "grep -q 'thread 1: parent 0' '$work/fork.txt' && ! grep -q 'thread 2:' '$work/fork.txt' &&
            awk '/^  traced:/ { exit !(\$2 < 200000) }' '$work/fork.txt'"
 check "fork: the child's exit status reaches the parent" grep -q 'child 3' "$work/fork.out"
+check "fork: the manifest counts one process forked" grep -q 'forked: 1  exec: \[\]' "$work/fork.txt"
 trace exec -- "$work/bin/forkexec" x
 check "exec: the program ran" grep -q "exec'd" "$work/exec.out"
-check "exec: the trace before execve is readable and not complete" \
-    sh -c "grep -q 'complete: false' '$work/exec.txt' && grep -qx 0 '$work/exec.dumpstatus'"
+check "exec: the trace before execve is readable, complete, and names the new program" \
+    sh -c "grep -q 'complete: true' '$work/exec.txt' && grep -qx 0 '$work/exec.dumpstatus' &&
+           grep -qF 'forked: 1  exec: [\"/bin/echo\", \"exec'\\''d\"]' '$work/exec.txt'"
 
 # --- a fault in the middle of a block kills the process --------------------------
 cc -pthread -o "$work/bin/fault" "$here/fault.c"
