@@ -17,11 +17,12 @@ use std::collections::HashMap;
 use std::path::Path;
 use tf_analyzer::blocks::CanonicalBlocks;
 use tf_analyzer::functions::FunctionTable;
+use tf_analyzer::processes;
 use tf_analyzer::scan::{ScanJob, Skipped, ThreadScan};
 use tf_analyzer::symbols::Symbols;
 use tf_analyzer::units::Cutter;
 use tf_analyzer::Progress;
-use tf_trace::Trace;
+use tf_trace::{Manifest, Trace};
 
 /// What one thread's stream holds.
 #[derive(Default)]
@@ -139,6 +140,14 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
     Ok(coverage.exit_status(allow_damaged))
 }
 
+/// The program and its arguments, as the manifest has them.
+fn command_words(m: &Manifest) -> Vec<String> {
+    m.command
+        .iter()
+        .map(|a| String::from_utf8_lossy(a.as_bytes()).into_owned())
+        .collect()
+}
+
 fn print_header(trace: &Trace, dir: &Path) {
     println!("trace     {}", dir.display());
     let Some(m) = trace.manifest() else {
@@ -149,12 +158,7 @@ fn print_header(trace: &Trace, dir: &Path) {
         }
         return;
     };
-    let command: Vec<String> = m
-        .command
-        .iter()
-        .map(|a| String::from_utf8_lossy(a.as_bytes()).into_owned())
-        .collect();
-    println!("command   {}", command.join(" "));
+    println!("command   {}", command_words(m).join(" "));
     println!(
         "tracer    {} {} on {}{}",
         m.tracer,
@@ -166,12 +170,15 @@ fn print_header(trace: &Trace, dir: &Path) {
             " (records no OpenMP worksharing loops: units of OpenMP programs are calls)"
         }
     );
-    let exec = tf_analyzer::processes::exec_command(m);
+    let exec = processes::exec_command(m);
     let end = match (m.complete, m.exit_code, m.exit_signal) {
         (false, _, _) => "incomplete: the tracer did not finish".to_string(),
         (true, _, _) if exec.is_some() => format!(
-            "replaced itself with {} (execve): traced up to there",
-            exec.unwrap_or_default()
+            "replaced itself with {} (execve): traced up to there{}",
+            exec.unwrap_or_default(),
+            processes::exec_trace(trace)
+                .map(|t| format!("; the new program's trace is {}", t.display()))
+                .unwrap_or_default()
         ),
         (true, _, Some(sig)) => format!("killed by signal {sig}"),
         (true, Some(code), _) => format!("exited with status {code}"),
@@ -181,6 +188,15 @@ fn print_header(trace: &Trace, dir: &Path) {
     if m.forked > 0 {
         let s = if m.forked == 1 { "" } else { "es" };
         println!("forked    {} process{s} of its own, not traced", m.forked);
+    }
+    // tf trace --follow-exec: the programs the run executed, each traced
+    // into a directory of its own
+    for t in processes::followed(dir) {
+        let command = Trace::open(&t)
+            .ok()
+            .and_then(|t| Some(processes::quoted(&t.manifest()?.command)))
+            .unwrap_or_default();
+        println!("execs     {}: {command}", t.display());
     }
     if !m.only.is_empty() {
         println!("only      {}", m.only.join(", "));

@@ -70,6 +70,12 @@ enum Command {
         /// (repeatable; FN as for --only).
         #[arg(long, value_name = "FN")]
         exclude: Vec<String>,
+        /// Also trace every program that an execve of the run starts (a
+        /// shell's commands, a script's, what the program runs with
+        /// system()), each into a trace of its own under DIR/execs/PID
+        /// (Valgrind tool only).
+        #[arg(long)]
+        follow_exec: bool,
         /// The program to trace and its arguments.
         #[arg(
             required = true,
@@ -216,6 +222,7 @@ fn main() -> ExitCode {
             output,
             only,
             exclude,
+            follow_exec,
             command,
         } => record::run(&record::TraceRequest {
             backend,
@@ -223,6 +230,7 @@ fn main() -> ExitCode {
             output,
             only,
             exclude,
+            follow_exec,
             command,
         }),
         Command::Analyze {

@@ -8,6 +8,7 @@ use crate::summary::{self, human_bytes};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
+use tf_analyzer::processes;
 use tf_analyzer::symbols::demangle;
 use tf_trace::Trace;
 
@@ -75,13 +76,13 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[Resolved]) 
         eprintln!("tf: the program's status was {code}; tf exits with {INCOMPLETE_TRACE}");
         return INCOMPLETE_TRACE;
     }
-    if let Some(why) = manifest.and_then(tf_analyzer::processes::exec_reason) {
+    if let Some(why) = trace.as_ref().and_then(processes::incomplete_reason) {
         eprintln!("{}", summary::line(dir));
         eprintln!("tf: {why}");
         eprintln!("tf: the program's status was {code}; tf exits with {INCOMPLETE_TRACE}");
         return INCOMPLETE_TRACE;
     }
-    if let Some(w) = manifest.and_then(tf_analyzer::processes::fork_warning) {
+    for w in trace.iter().flat_map(processes::warnings) {
         eprintln!("tf: warning: {w}");
     }
     if let (Some(signal), Some(m)) = (status.signal(), manifest) {
@@ -105,6 +106,20 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[Resolved]) 
         }
     }
     eprintln!("{}", summary::line(dir));
+    // The programs that the run's execves started, each in a trace of its
+    // own (--follow-exec): one that is incomplete makes the run's too.
+    let mut followed_complete = true;
+    for t in processes::followed(dir) {
+        eprintln!("{}", summary::line(&t));
+        let done = Trace::open(&t)
+            .ok()
+            .and_then(|t| t.manifest().map(|m| m.complete));
+        followed_complete &= done == Some(true);
+    }
+    if !followed_complete {
+        eprintln!("tf: the trace of a program the run executed is incomplete; tf exits with {INCOMPLETE_TRACE}");
+        return INCOMPLETE_TRACE;
+    }
     code
 }
 

@@ -26,6 +26,9 @@ pub struct TraceRequest {
     pub only: Vec<String>,
     /// `--exclude FN`: skip these functions and their callees.
     pub exclude: Vec<String>,
+    /// `--follow-exec`: trace every program an `execve` of the run starts
+    /// too, each into a trace of its own under `DIR/execs`.
+    pub follow_exec: bool,
     /// The program and its arguments.
     pub command: Vec<OsString>,
 }
@@ -37,6 +40,11 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
     check_program(program)?;
     let names = fn_names::resolve(program, &request.only, &request.exclude)?;
     let tracer = Tracer::prepare(request.backend, request.pin_root.as_deref())?;
+    let follow: &[&str] = if request.follow_exec {
+        tracer.follow_exec_args()?
+    } else {
+        &[]
+    };
     let (dir, created) = match &request.output {
         Some(dir) => prepare_given(dir)?,
         None => (choose_new(program)?, true),
@@ -49,7 +57,7 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
         &fn_names::tracer_patterns(&names.only),
         &fn_names::tracer_patterns(&names.exclude),
     );
-    cmd.args(&request.command);
+    cmd.args(follow).args(&request.command);
 
     let mut child = match forward::spawn(&mut cmd) {
         Ok(c) => c,

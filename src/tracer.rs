@@ -47,6 +47,19 @@ impl Tracer {
         }
     }
 
+    /// The tracer's options that make it trace every program an `execve`
+    /// of the run starts, each into a trace of its own under `DIR/execs`
+    /// (`tf trace --follow-exec`; FORMAT.md §2). Only the Valgrind tool
+    /// can.
+    pub fn follow_exec_args(&self) -> Result<&'static [&'static str]> {
+        match self {
+            Tracer::Valgrind(_) => Ok(&["--trace-children=yes", "--tf-follow-exec=yes"]),
+            Tracer::Pin(_) => anyhow::bail!(
+                "--follow-exec: the Pin tool does not follow execve; trace with --backend valgrind"
+            ),
+        }
+    }
+
     /// The program `command` starts (for error messages).
     pub fn launcher(&self) -> &PathBuf {
         match self {

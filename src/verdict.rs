@@ -49,7 +49,7 @@ impl Coverage {
                 "{}: the tracer did not finish (the run crashed or was cut short): the trace may end early",
                 manifest.display()
             )]),
-            Some(m) => c.add(tf_analyzer::processes::exec_reason(m)),
+            Some(_) => c.add(tf_analyzer::processes::incomplete_reason(trace)),
             None if !manifest.exists() => c.add([format!(
                 "{}: missing: how much was recorded is unknown",
                 manifest.display()

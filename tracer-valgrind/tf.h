@@ -312,10 +312,19 @@ void tf_process_forked(ThreadId tid); /* a VG_(atfork) parent callback */
 ULong tf_process_forks(void);
 /* Before an execve of the client's `path` with arguments `argv`. */
 void tf_process_exec(Addr path, Addr argv);
-/* After an execve that failed: the program goes on. */
+/* After an execve that failed: the program goes on (the manifest is
+ * written again, without the command). */
 void tf_process_exec_failed(void);
 /* The command of the execve under way (n 0: none). */
 const HChar *const *tf_process_exec_command(SizeT *n);
+/* --tf-follow-exec: programs that an execve of the run starts are traced
+ * too, each into DIR/execs/PID (tf_process_trace_dir). */
+extern Bool tf_follow_exec;
+/* The directory this program's trace goes into, given --tf-out's `dir`:
+ * `dir` for the run's first program, a new DIR/execs/PID for a program an
+ * execve started when following them (which it makes; it ends the process
+ * with an error if it cannot). */
+const HChar *tf_process_trace_dir(const HChar *dir);
 
 /* Writes the manifest (atomically, by rename); call after tf_raw_drain. */
 void tf_manifest_write(const TfOutcome *o);

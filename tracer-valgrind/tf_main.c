@@ -53,6 +53,7 @@ static Bool process_option(const HChar *arg)
    } else if VG_INT_CLO (arg, "--tf-bench", tf_bench) {
    } else if VG_BINT_CLO (arg, "--tf-encoders", tf_encoders, 0, 8) {
    } else if VG_BOOL_CLO (arg, "--tf-worksharing", tf_worksharing) {
+   } else if VG_BOOL_CLO (arg, "--tf-follow-exec", tf_follow_exec) {
    } else {
       return False;
    }
@@ -65,7 +66,9 @@ static void print_usage(void)
                "    --tf-only=FN          trace only while FN is on the call stack (repeatable)\n"
                "    --tf-exclude=FN       skip FN and its callees (repeatable)\n"
                "    --tf-verbose=no|yes   describe the runtime functions found [no]\n"
-               "    --tf-encoders=N       encoder threads, 1..8; 0: 8 [0]\n");
+               "    --tf-encoders=N       encoder threads, 1..8; 0: 8 [0]\n"
+               "    --tf-follow-exec=no|yes  trace each program an execve starts into\n"
+               "                          DIR/execs/PID (with --trace-children=yes) [no]\n");
 }
 
 static void print_debug_usage(void)
@@ -96,6 +99,7 @@ static void post_clo_init(void)
    }
    if (sr_isError(VG_(stat)(tf_out_dir, &st)) || !VKI_S_ISDIR(st.mode))
       fatal("the trace directory %s does not exist", tf_out_dir);
+   tf_out_dir = tf_process_trace_dir(tf_out_dir);
 
    /* Blocks must end at the first control transfer and hold each
     * instruction once, whatever the command line said; the guest IP must be exact at every memory access, so that
@@ -295,12 +299,8 @@ static void post_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs, SysRes 
    Thread *t = thread_if_any(tid);
    if (tf_disabled || t == NULL || no == __NR_rt_sigreturn) /* that is signal_return */
       return;
-   if (no == __NR_execve || no == __NR_execveat) {
-      /* it failed, or it would not have returned: the program goes on */
-      TfOutcome o = {False, False, 0, 0};
-      tf_process_exec_failed();
-      tf_manifest_write(&o);
-   }
+   if (no == __NR_execve || no == __NR_execveat)
+      tf_process_exec_failed(); /* or it would not have returned */
    /* after the block that ends in the syscall instruction */
    put_marker(t, MK_SYSCALL, no, 1, t->syscall_start ? now_nanos() - t->syscall_start : 0);
 }

@@ -1,15 +1,69 @@
-/* The program's own processes, which the trace does not follow (FORMAT.md
+/* The program's own processes, which its trace does not follow (FORMAT.md
  * section 7, `forked` and `exec`): the children it starts with fork or vfork
  * are counted (they run on under Valgrind with the tool disabled), and the
  * execve that replaces it is kept, its command read from the client's
  * memory before the system call, so that the manifest can say where the
  * trace ends and what ran next. A failed execve (a shell tries each
- * directory of PATH) is forgotten: the program goes on, traced. */
+ * directory of PATH) is forgotten: the program goes on, traced.
+ *
+ * With --tf-follow-exec=yes (and Valgrind's --trace-children=yes), every
+ * program that an execve of the run starts is traced too, each into a trace
+ * of its own under DIR/execs (FORMAT.md section 2). */
 #include "tf.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
+
+/* Core function (no tool header declares it): mkdir is not among the
+ * tool's file functions. */
+extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3, RegWord a4,
+                              RegWord a5, RegWord a6, RegWord a7, RegWord a8);
+
+Bool tf_follow_exec;
+
+/* Creates `path`; whether it was created (False if it exists). */
+static Bool make_dir(const HChar *path, Bool *exists)
+{
+   SysRes r = VG_(do_syscall)(__NR_mkdir, (RegWord)path, 0755, 0, 0, 0, 0, 0, 0);
+   *exists = sr_isError(r) && sr_Err(r) == VKI_EEXIST;
+   return !sr_isError(r);
+}
+
+const HChar *tf_process_trace_dir(const HChar *dir)
+{
+   struct vg_stat st;
+   SizeT cap = VG_(strlen)(dir) + 64;
+   HChar *execs = VG_(malloc)("tf.execs", cap), *own = VG_(malloc)("tf.execs", cap);
+   Bool exists;
+   Int n;
+   VG_(sprintf)(execs, "%s/" TF_FILE_MANIFEST, dir);
+   /* The run's first program writes its manifest before it runs. */
+   if (!tf_follow_exec || sr_isError(VG_(stat)(execs, &st)))
+      return dir;
+   VG_(sprintf)(execs, "%s/execs", dir);
+   if (!make_dir(execs, &exists) && !exists)
+      n = 1000;
+   else
+      n = 1;
+   /* A process may exec several times: DIR/execs/PID, then PID.2, ... */
+   for (; n < 1000; n++) {
+      if (n == 1)
+         VG_(sprintf)(own, "%s/%d", execs, VG_(getpid)());
+      else
+         VG_(sprintf)(own, "%s/%d.%d", execs, VG_(getpid)(), n);
+      if (make_dir(own, &exists))
+         return own;
+      if (!exists)
+         break;
+   }
+   tf_error("cannot make a directory for this program's trace in %s", execs);
+   VG_(exit)(1);
+}
 
 /* Longest argument kept, and most arguments: the command is for a person
  * to read (and to trace directly). */
@@ -49,7 +103,7 @@ static HChar *client_string(Addr a)
    return s;
 }
 
-void tf_process_exec_failed(void)
+static void forget_exec(void)
 {
    SizeT i;
    for (i = 0; i < n_exec; i++)
@@ -57,10 +111,17 @@ void tf_process_exec_failed(void)
    n_exec = 0;
 }
 
+void tf_process_exec_failed(void)
+{
+   TfOutcome o = {False, False, 0, 0};
+   forget_exec();
+   tf_manifest_write(&o); /* the program goes on: not complete after all */
+}
+
 void tf_process_exec(Addr path, Addr argv)
 {
    SizeT i;
-   tf_process_exec_failed();
+   forget_exec();
    exec_cmd[n_exec] = client_string(path);
    if (exec_cmd[n_exec] == NULL)
       return;

@@ -178,7 +178,7 @@ pub fn analyze_observed<O: Observer>(
         .collect();
     let damage: Vec<String> = scans.iter().filter_map(|s| s.damage.clone()).collect();
     let mut warnings: Vec<String> = Vec::new();
-    warnings.extend(trace.manifest().and_then(crate::processes::fork_warning));
+    warnings.extend(crate::processes::warnings(trace));
     let synthetic: usize = per_function.iter().map(|(_, i)| i.synthetic_edges).sum();
     if synthetic > 0 {
         warnings.push(format!(

@@ -1,8 +1,11 @@
 //! The processes a trace does not follow (FORMAT.md §7, `forked` and
 //! `exec`): the children the program started, and the program that
-//! replaced it. What tf says about them, in the words every command uses.
+//! replaced it, which `tf trace --follow-exec` traces into a trace of its
+//! own under `DIR/execs` (FORMAT.md §2). What tf says about them, in the
+//! words every command uses.
 
-use tf_trace::Manifest;
+use std::path::{Path, PathBuf};
+use tf_trace::{ByteString, Manifest, Trace};
 
 /// The command of the `execve` that replaced the traced program, quoted as
 /// a shell reads it; `None` when the trace ends where the program did.
@@ -17,50 +20,123 @@ use tf_trace::Manifest;
 /// );
 /// ```
 pub fn exec_command(m: &Manifest) -> Option<String> {
-    if m.exec.is_empty() {
-        return None;
-    }
-    let words = m.exec.iter().map(|w| String::from_utf8_lossy(w.as_bytes()));
-    Some(shell_words::join(words))
+    (!m.exec.is_empty()).then(|| quoted(&m.exec))
 }
 
-/// Why a trace holds only part of its run: the program replaced itself
-/// with another (`execve`), which ran untraced. `None` when it did not.
+/// A command (a manifest's `command` or `exec`) quoted as a shell reads
+/// it, so that it can be pasted back.
 ///
 /// ```
-/// let mut m = tf_trace::Manifest::default();
-/// m.exec = vec!["/usr/bin/pigz".into(), "big.tar".into()];
-/// let why = tf_analyzer::processes::exec_reason(&m).unwrap();
+/// let words = ["pigz".into(), "a b".into()];
+/// assert_eq!(tf_analyzer::processes::quoted(&words), "pigz 'a b'");
+/// ```
+pub fn quoted(words: &[ByteString]) -> String {
+    shell_words::join(words.iter().map(|w| String::from_utf8_lossy(w.as_bytes())))
+}
+
+/// The traces of the programs that the run's `execve`s started, when
+/// `tf trace --follow-exec` traced them: the directories `dir/execs/PID`
+/// (`PID.N` for a process's N-th) that hold a manifest, by their start
+/// time (in seconds), then process id and N. Empty when there are none.
+///
+/// ```no_run
+/// // after `tf trace --follow-exec -o t -- ./run.sh`
+/// for t in tf_analyzer::processes::followed(std::path::Path::new("t")) {
+///     println!("{}", t.display()); // t/execs/4242, …
+/// }
+/// ```
+pub fn followed(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir.join("execs")) else {
+        return Vec::new();
+    };
+    let mut traces: Vec<((u64, u64, u64), PathBuf)> = entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let manifest = std::fs::read(path.join("manifest")).ok()?;
+            let start = Manifest::from_bytes(&manifest).map_or(0, |m| m.start_time);
+            let name = path.file_name()?.to_str()?;
+            let (pid, n) = name.split_once('.').unwrap_or((name, "1"));
+            Some(((start, pid.parse().ok()?, n.parse().ok()?), path))
+        })
+        .collect();
+    traces.sort();
+    traces.into_iter().map(|(_, p)| p).collect()
+}
+
+/// The trace of the program that replaced the traced one, when the run's
+/// `execve`s were followed: `DIR/execs/PID` (the replacing program keeps
+/// the process id), if it holds a manifest.
+///
+/// ```no_run
+/// // after `tf trace --follow-exec -o t -- sh -c 'exec pigz big.tar'`
+/// let trace = tf_trace::Trace::open("t").unwrap();
+/// let pigz = tf_analyzer::processes::exec_trace(&trace).unwrap(); // t/execs/PID
+/// assert!(tf_analyzer::processes::incomplete_reason(&trace).is_none());
+/// ```
+pub fn exec_trace(trace: &Trace) -> Option<PathBuf> {
+    let m = trace.manifest().filter(|m| !m.exec.is_empty())?;
+    let path = trace.dir().join("execs").join(m.pid.to_string());
+    path.join("manifest").is_file().then_some(path)
+}
+
+/// Why `trace` holds only part of its run: the program replaced itself
+/// with another (`execve`), which ran untraced. `None` when it did not, or
+/// when the new program's trace is beside it ([`exec_trace`]).
+///
+/// ```no_run
+/// // after `tf trace -o t -- sh -c 'exec pigz big.tar'`
+/// let trace = tf_trace::Trace::open("t").unwrap();
+/// let why = tf_analyzer::processes::incomplete_reason(&trace).unwrap();
 /// assert!(why.starts_with("the program replaced itself with /usr/bin/pigz big.tar (execve)"));
-/// assert!(why.ends_with("(tf trace -- /usr/bin/pigz big.tar)"));
 /// ```
-pub fn exec_reason(m: &Manifest) -> Option<String> {
-    let cmd = exec_command(m)?;
-    Some(format!(
-        "the program replaced itself with {cmd} (execve): the trace ends there, and what that \
-         program ran is not in it; to analyze it, trace it directly (tf trace -- {cmd})"
-    ))
-}
-
-/// The warning for a program that started processes of its own, which the
-/// trace does not follow; `None` when it started none.
-///
-/// ```
-/// let mut m = tf_trace::Manifest::default();
-/// assert_eq!(tf_analyzer::processes::fork_warning(&m), None);
-/// m.forked = 2;
-/// assert!(tf_analyzer::processes::fork_warning(&m)
-///     .unwrap()
-///     .starts_with("the program started 2 processes of its own (fork)"));
-/// ```
-pub fn fork_warning(m: &Manifest) -> Option<String> {
-    let n = m.forked;
-    (n > 0).then(|| {
+pub fn incomplete_reason(trace: &Trace) -> Option<String> {
+    let cmd = exec_command(trace.manifest()?)?;
+    exec_trace(trace).is_none().then(|| {
         format!(
-            "the program started {n} process{} of its own (fork), which tf does not trace: what \
-             {} ran is in no figure; to analyze one, trace its command directly",
-            if n == 1 { "" } else { "es" },
-            if n == 1 { "it" } else { "they" },
+            "the program replaced itself with {cmd} (execve): the trace ends there, and what \
+             that program ran is not in it; to analyze it, trace it directly (tf trace -- {cmd}) \
+             or trace the run with --follow-exec"
         )
     })
+}
+
+/// What the reader of `trace`'s figures must know about the processes of
+/// its run: the children the program started, which are in no trace, and
+/// the trace of the program that replaced it, when that was followed.
+///
+/// ```no_run
+/// // after `tf trace -o t -- sh -c 'pigz big.tar; echo done'`
+/// let trace = tf_trace::Trace::open("t").unwrap();
+/// let w = tf_analyzer::processes::warnings(&trace);
+/// assert!(w[0].starts_with("the program started 1 process of its own (fork)"));
+/// ```
+pub fn warnings(trace: &Trace) -> Vec<String> {
+    let Some(m) = trace.manifest() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(new) = exec_trace(trace) {
+        out.push(format!(
+            "the program replaced itself with {} (execve): this trace ends there, and the new \
+             program's trace is {}",
+            exec_command(m).unwrap_or_default(),
+            new.display()
+        ));
+    }
+    let n = m.forked;
+    if n > 0 {
+        out.push(format!(
+            "the program started {n} process{} of its own (fork), which its trace does not \
+             follow: what {} ran is in no figure here; to analyze one, trace its command \
+             directly{}",
+            if n == 1 { "" } else { "es" },
+            if n == 1 { "it" } else { "they" },
+            if followed(trace.dir()).is_empty() {
+                ""
+            } else {
+                " (the programs they executed have traces of their own under execs/)"
+            }
+        ));
+    }
+    out
 }

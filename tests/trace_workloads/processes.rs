@@ -1,7 +1,8 @@
 //! A program's own processes, which the trace does not follow: the
 //! children it starts are counted and named as untraced by every command,
 //! and an `execve` that replaces it ends the trace, which every command
-//! then calls incomplete (workloads/processes.c).
+//! then calls incomplete, unless `--follow-exec` traced the new program
+//! too (workloads/processes.c).
 
 use super::common::*;
 use std::path::Path;
@@ -39,9 +40,9 @@ fn children_are_counted_and_named_as_untraced() {
     assert!(m.exec.is_empty(), "{:?}", m.exec);
     assert!(m.complete);
     assert_eq!(m.exit_code, Some(0));
-    let warning = "warning: the program started 4 processes of its own (fork), which tf does \
-                   not trace: what they ran is in no figure; to analyze one, trace its command \
-                   directly";
+    let warning = "warning: the program started 4 processes of its own (fork), which its \
+                   trace does not follow: what they ran is in no figure here; to analyze one, \
+                   trace its command directly\n";
     assert!(stderr_of(&out).contains(warning), "{}", stderr_of(&out));
 
     let (info, analyze) = info_and_analyze(&dir);
@@ -67,7 +68,8 @@ fn an_execve_ends_the_trace_and_every_command_says_so() {
     let cmd = format!("{} 2 'a b'", threads.display());
     let why = format!(
         "the program replaced itself with {cmd} (execve): the trace ends there, and what that \
-         program ran is not in it; to analyze it, trace it directly (tf trace -- {cmd})"
+         program ran is not in it; to analyze it, trace it directly (tf trace -- {cmd}) or \
+         trace the run with --follow-exec"
     );
     assert!(err.contains(&format!("tf: {why}\n")), "{err}");
     assert!(
@@ -111,4 +113,71 @@ fn an_execve_ends_the_trace_and_every_command_says_so() {
         .output()
         .unwrap();
     assert_eq!(accepted.status.code(), Some(0), "{}", stderr_of(&accepted));
+}
+
+#[test]
+fn follow_exec_traces_each_program_the_run_executes() {
+    let d = tempdir();
+    let dir = d.path().join("t");
+    let threads = workload("threads");
+    // 2 forks, a posix_spawn of /bin/true, then an execve of threads 2
+    let out = trace_with(
+        &dir,
+        &["--follow-exec"],
+        &workload("processes"),
+        &["2", threads.to_str().unwrap(), "2", "a b"],
+    );
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let root = Trace::open(&dir).unwrap();
+    let m = root.manifest().unwrap();
+    assert_eq!((m.forked, m.complete), (3, true));
+    assert_eq!(m.exec.len(), 3);
+
+    // Two programs were executed: /bin/true in the spawned child, and
+    // threads in the traced process itself (which keeps its process id).
+    let followed = tf_analyzer::processes::followed(&dir);
+    assert_eq!(followed.len(), 2, "{followed:?}");
+    let new = dir.join("execs").join(m.pid.to_string());
+    assert!(followed.contains(&new), "{followed:?}");
+    for t in &followed {
+        let trace = Trace::open(t).unwrap();
+        let tm = trace.manifest().unwrap();
+        assert!(tm.complete && tm.exit_code == Some(0), "{}", t.display());
+        assert!(err.contains(&format!("→ {} (", t.display())), "{err}");
+        let words: Vec<&[u8]> = tm.command.iter().map(|w| w.as_bytes()).collect();
+        if *t == new {
+            // threads T: 1 + 2T threads (its header)
+            assert_eq!(trace.threads().len(), 5);
+            let expected: [&[u8]; 3] = [threads.to_str().unwrap().as_bytes(), b"2", b"a b"];
+            assert_eq!(words, expected);
+        } else {
+            assert_eq!(words, [b"/bin/true".as_slice()]);
+        }
+    }
+
+    // The first program's trace is complete: it says where the new
+    // program's trace is, and every command reads it without failing.
+    let cmd = format!("{} 2 'a b'", threads.display());
+    let (info, analyze) = info_and_analyze(&dir);
+    for out in [&info, &analyze] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(out));
+    }
+    let program = format!(
+        "\nprogram   replaced itself with {cmd} (execve): traced up to there; the new program's \
+         trace is {}\n",
+        new.display()
+    );
+    let info_out = stdout_of(&info);
+    assert!(info_out.contains(&program), "{info_out}");
+    assert!(info_out.contains(&format!("\nexecs     {}: {cmd}\n", new.display())));
+    assert!(stderr_of(&analyze).contains(&format!(
+        "warning: the program replaced itself with {cmd} (execve): this trace ends there, and \
+         the new program's trace is {}",
+        new.display()
+    )));
+    let (info, analyze) = info_and_analyze(&new);
+    for out in [&info, &analyze] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(out));
+    }
 }
