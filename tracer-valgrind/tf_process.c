@@ -43,23 +43,24 @@ const HChar *tf_process_trace_dir(const HChar *dir)
    Int n;
    VG_(sprintf)(execs, "%s/" TF_FILE_MANIFEST, dir);
    /* The run's first program writes its manifest before it runs. */
-   if (!tf_follow_exec || sr_isError(VG_(stat)(execs, &st)))
+   if (!tf_follow_exec || sr_isError(VG_(stat)(execs, &st))) {
+      VG_(free)(execs);
+      VG_(free)(own);
       return dir;
+   }
    VG_(sprintf)(execs, "%s/execs", dir);
-   if (!make_dir(execs, &exists) && !exists)
-      n = 1000;
-   else
-      n = 1;
-   /* A process may exec several times: DIR/execs/PID, then PID.2, ... */
-   for (; n < 1000; n++) {
-      if (n == 1)
-         VG_(sprintf)(own, "%s/%d", execs, VG_(getpid)());
-      else
-         VG_(sprintf)(own, "%s/%d.%d", execs, VG_(getpid)(), n);
-      if (make_dir(own, &exists))
-         return own;
-      if (!exists)
-         break;
+   if (make_dir(execs, &exists) || exists) {
+      /* A process may exec several times: DIR/execs/PID, then PID.2, ... */
+      for (n = 1; n < 1000; n++) {
+         if (n == 1)
+            VG_(sprintf)(own, "%s/%d", execs, VG_(getpid)());
+         else
+            VG_(sprintf)(own, "%s/%d.%d", execs, VG_(getpid)(), n);
+         if (make_dir(own, &exists))
+            return own;
+         if (!exists)
+            break;
+      }
    }
    tf_error("cannot make a directory for this program's trace in %s", execs);
    VG_(exit)(1);
