@@ -29,45 +29,42 @@ pub struct Coverage {
     pub reasons: Vec<String>,
 }
 
+/// The instructions `trace`'s manifest records, when the tracer finished
+/// (the manifest of an unfinished run is the one written at start).
+fn recorded(trace: Option<&Trace>) -> Option<u64> {
+    trace?
+        .manifest()
+        .filter(|m| m.complete)
+        .map(|m| m.traced_instructions)
+}
+
 impl Coverage {
     /// The coverage of `trace`, of which `read` instructions were read: the
     /// damage found while opening it and what its manifest says.
     pub fn of(trace: &Trace, read: u64) -> Coverage {
         let mut c = Coverage {
             read,
-            // The manifest of an unfinished run is the one written at start.
-            recorded: trace
-                .manifest()
-                .filter(|m| m.complete)
-                .map(|m| m.traced_instructions),
+            recorded: recorded(Some(trace)),
             reasons: Vec::new(),
         };
         c.add_damage(trace.problems().iter().map(|p| p.to_string()));
-        let manifest = trace.dir().join("manifest");
-        match trace.manifest() {
-            Some(m) if !m.complete => c.add([format!(
-                "{}: the tracer did not finish (the run crashed or was cut short): the trace may end early",
-                manifest.display()
-            )]),
-            Some(_) => c.add(tf_analyzer::processes::incomplete_reason(trace)),
-            None if !manifest.exists() => c.add([format!(
-                "{}: missing: how much was recorded is unknown",
-                manifest.display()
-            )]),
-            None => {} // damaged: one of the trace's problems
-        }
+        c.add(tf_analyzer::recorded::unrecorded(trace));
         c
     }
 
     /// The coverage of an analysis of `trace` (none for merged parts): what
-    /// it read against the manifest, the damage it met, and the replay's
-    /// own completeness. `tf analyze`, `tf report` and `tf export` decide
-    /// their exit status with it alike.
+    /// it read against the manifest, and what the report says of the
+    /// trace's damage, of the run it holds and of the replay's own
+    /// completeness (the JSON has the same lines). `tf analyze`, `tf report`
+    /// and `tf export` decide their exit status with it alike.
     pub fn of_analysis(trace: Option<&Trace>, report: &Report) -> Coverage {
-        let read = report.traced_instructions();
-        let mut c = trace.map_or_else(Coverage::default, |t| Coverage::of(t, read));
-        c.read = read;
+        let mut c = Coverage {
+            read: report.traced_instructions(),
+            recorded: recorded(trace),
+            reasons: Vec::new(),
+        };
         c.add_damage(report.damage.iter().cloned());
+        c.add(report.unrecorded.iter().cloned());
         // Figures that leave recorded work out never pass for complete.
         c.add(report.incomplete.iter().cloned());
         c

@@ -123,7 +123,9 @@ fn csv_has_the_json_numbers() {
         .unwrap();
     assert!(out.status.success());
     let json = analyze_json(&trace_dir, &["--unit", "call:worker", "--warp", "8,32"]);
+    assert_eq!(json["unrecorded"], serde_json::json!([]));
     for row in csv_rows(&csv) {
+        assert_eq!(row["complete"], "true", "a whole trace, wholly replayed");
         let w: u64 = row["warp_size"].parse().unwrap();
         let (name, module) = (row["function"].as_str(), row["module"].as_str());
         let (thread, warp) = if name == "[all]" {

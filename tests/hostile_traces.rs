@@ -415,4 +415,27 @@ fn an_unfinished_trace_is_incomplete() {
     let (status, _, stderr) = run(&["analyze"], d.path());
     assert_eq!(status, 3, "{stderr}");
     assert!(stderr.contains("the tracer did not finish"), "{stderr}");
+    // The JSON and every row of the CSV say so too, for whoever reads
+    // them without the exit status.
+    let out = tempdir();
+    let (json, csv) = (out.path().join("r.json"), out.path().join("r.csv"));
+    let files = [
+        "analyze",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ];
+    let (status, _, _) = run(&files, d.path());
+    assert_eq!(status, 3);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let unrecorded = report["unrecorded"].as_array().unwrap();
+    assert_eq!(unrecorded.len(), 1);
+    assert!(unrecorded[0]
+        .as_str()
+        .unwrap()
+        .ends_with("manifest: the tracer did not finish (the run crashed or was cut short): the trace may end early"));
+    let rows = common::csv_rows(&csv);
+    assert!(!rows.is_empty() && rows.iter().all(|r| r["complete"] == "false"));
 }

@@ -176,7 +176,11 @@ pub fn analyze_observed<O: Observer>(
             (f, Ipdom::compute(cfg))
         })
         .collect();
-    let damage: Vec<String> = scans.iter().filter_map(|s| s.damage.clone()).collect();
+    // What the trace says of itself on opening (a missing thread file, a
+    // damaged manifest), then what its readers met.
+    let damage: Vec<String> = (trace.problems().iter().map(|p| p.to_string()))
+        .chain(scans.iter().filter_map(|s| s.damage.clone()))
+        .collect();
     let mut warnings: Vec<String> = Vec::new();
     warnings.extend(crate::processes::warnings(trace));
     let synthetic: usize = per_function.iter().map(|(_, i)| i.synthetic_edges).sum();
@@ -367,6 +371,7 @@ pub fn analyze_observed<O: Observer>(
         results,
         warnings,
         damage,
+        unrecorded: crate::recorded::unrecorded(trace),
     })
 }
 

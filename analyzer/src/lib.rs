@@ -26,6 +26,7 @@ pub mod plt;
 pub mod predicate;
 pub mod processes;
 mod program_main;
+pub mod recorded;
 mod recut;
 pub mod replay;
 pub mod results;

@@ -79,6 +79,11 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
                 all.damage.push(d);
             }
         }
+        for u in p.unrecorded {
+            if !all.unrecorded.contains(&u) {
+                all.unrecorded.push(u);
+            }
+        }
     }
     for r in &mut all.results {
         derive_width(r);

@@ -48,6 +48,11 @@ pub struct Report {
     /// Damage that stopped the reading of a thread, one line each naming
     /// the file and byte offset: the figures cover what came before it.
     pub damage: Vec<String>,
+    /// Why the trace holds less than its run, in its manifest's word (a
+    /// tracer that did not finish, an `execve` not followed): the figures
+    /// cover what was recorded ([`crate::recorded::unrecorded`]).
+    #[serde(default)]
+    pub unrecorded: Vec<String>,
     /// Why the figures do not cover all the recorded work (empty when they
     /// do): lanes that did not finish their units, instructions recorded but
     /// not replayed. A caller must not present such figures as complete.
@@ -350,6 +355,22 @@ impl Report {
     /// Instructions the trace's threads hold (those the first pass read).
     pub fn traced_instructions(&self) -> u64 {
         self.threads.iter().map(|t| t.traced_instructions).sum()
+    }
+
+    /// Whether the figures cover the whole run: no damage, a trace that
+    /// holds all of its run, and a replay of all of it. A caller must not
+    /// present figures for which this is false as complete.
+    ///
+    /// ```no_run
+    /// use tf_analyzer::{analyze, Options, Silent};
+    /// let trace = tf_trace::Trace::open("trace-pigz-1").unwrap();
+    /// let report = analyze(&trace, &Options::default(), &Silent).unwrap();
+    /// if !report.is_complete() {
+    ///     eprintln!("partial: {:?} {:?}", report.damage, report.unrecorded);
+    /// }
+    /// ```
+    pub fn is_complete(&self) -> bool {
+        self.damage.is_empty() && self.unrecorded.is_empty() && self.incomplete.is_empty()
     }
 
     /// What the units cover: the instructions they recorded and the traced

@@ -123,6 +123,13 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
             escape(d)
         );
     }
+    for u in &r.unrecorded {
+        let _ = writeln!(
+            out,
+            "<p class=\"warn\"><b>incomplete trace</b> (the trace holds less than the run): {}</p>",
+            escape(u)
+        );
+    }
     for w in &r.incomplete {
         let _ = writeln!(
             out,

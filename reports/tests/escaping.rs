@@ -82,6 +82,7 @@ fn report() -> Report {
         warnings: vec![format!("warning{EVIL}")],
         incomplete: vec![format!("incomplete{EVIL}")],
         damage: vec![format!("damage{EVIL}")],
+        unrecorded: vec![format!("unrecorded{EVIL}")],
     }
 }
 

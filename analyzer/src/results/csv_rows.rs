@@ -7,7 +7,9 @@ impl Report {
     /// function `[all]`; the same numbers as the JSON. The last column, the
     /// `--spin-wait` rule, says whether `spin_wait_thread_instructions` are
     /// in `thread_instructions` (`count`) or left out of every figure
-    /// (`exclude`).
+    /// (`exclude`). The last, `complete`, is `false` on every row when the
+    /// figures cover less than the run ([`Report::is_complete`]), so that a
+    /// reader of the CSV alone cannot take part for the whole.
     pub fn to_csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         let header = [
@@ -33,6 +35,7 @@ impl Report {
             "skipped_instructions",
             "spin_wait_thread_instructions",
             "spin_wait",
+            "complete",
         ];
         w.write_record(header).expect("writing to memory");
         for r in &self.results {
@@ -75,6 +78,7 @@ impl Report {
                     f.skipped_instructions.to_string(),
                     f.spin_wait_thread_instructions.to_string(),
                     self.spin_wait.clone(),
+                    self.is_complete().to_string(),
                 ];
                 w.write_record(&row).expect("writing to memory");
             }
