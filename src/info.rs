@@ -170,16 +170,10 @@ fn print_header(trace: &Trace, dir: &Path) {
             " (records no OpenMP worksharing loops: units of OpenMP programs are calls)"
         }
     );
-    let exec = processes::exec_command(m);
+    let exec = processes::exec_end(trace);
     let end = match (m.complete, m.exit_code, m.exit_signal) {
         (false, _, _) => "incomplete: the tracer did not finish".to_string(),
-        (true, _, _) if exec.is_some() => format!(
-            "replaced itself with {} (execve): traced up to there{}",
-            exec.unwrap_or_default(),
-            processes::exec_trace(trace)
-                .map(|t| format!("; the new program's trace is {}", t.display()))
-                .unwrap_or_default()
-        ),
+        (true, _, _) if exec.is_some() => exec.unwrap_or_default(),
         (true, _, Some(sig)) => format!("killed by signal {sig}"),
         (true, Some(code), _) => format!("exited with status {code}"),
         (true, None, None) => "ended".to_string(),

@@ -100,6 +100,27 @@ pub fn incomplete_reason(trace: &Trace) -> Option<String> {
     })
 }
 
+/// How the traced program ended when it replaced itself with another
+/// (`execve`), for the lines that say how the program ended: `None` when it
+/// did not.
+///
+/// ```no_run
+/// // after `tf trace --follow-exec -o t -- sh -c 'exec pigz big.tar'`
+/// let trace = tf_trace::Trace::open("t").unwrap();
+/// let end = tf_analyzer::processes::exec_end(&trace).unwrap();
+/// assert!(end.starts_with("replaced itself with /usr/bin/pigz big.tar (execve): traced up to \
+///                          there; the new program's trace is t/execs/"));
+/// ```
+pub fn exec_end(trace: &Trace) -> Option<String> {
+    let cmd = exec_command(trace.manifest()?)?;
+    let new = exec_trace(trace)
+        .map(|t| format!("; the new program's trace is {}", t.display()))
+        .unwrap_or_default();
+    Some(format!(
+        "replaced itself with {cmd} (execve): traced up to there{new}"
+    ))
+}
+
 /// What the reader of `trace`'s figures must know about the processes of
 /// its run: the children the program started, which are in no trace, and
 /// the trace of the program that replaced it, when that was followed.

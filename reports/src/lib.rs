@@ -92,9 +92,7 @@ impl RunInfo {
         let exit = match (m.exit_code, m.exit_signal) {
             (_, Some(s)) => format!("killed by signal {s}"),
             (Some(c), None) => format!("exit status {c}"),
-            (None, None) => tf_analyzer::processes::exec_command(m)
-                .map(|cmd| format!("replaced itself with {cmd} (execve): traced up to there"))
-                .unwrap_or_default(),
+            (None, None) => tf_analyzer::processes::exec_end(trace).unwrap_or_default(),
         };
         RunInfo {
             tracer: format!("{} {} ({})", m.tracer, m.tracer_version, m.backend),

@@ -4,12 +4,13 @@ use super::{FunctionResult, Report};
 
 impl Report {
     /// One CSV row per (warp width, function), with the whole program as
-    /// function `[all]`; the same numbers as the JSON. The last column, the
-    /// `--spin-wait` rule, says whether `spin_wait_thread_instructions` are
-    /// in `thread_instructions` (`count`) or left out of every figure
-    /// (`exclude`). The last, `complete`, is `false` on every row when the
-    /// figures cover less than the run ([`Report::is_complete`]), so that a
-    /// reader of the CSV alone cannot take part for the whole.
+    /// function `[all]`; the same numbers as the JSON. The column
+    /// `spin_wait`, the `--spin-wait` rule, says whether
+    /// `spin_wait_thread_instructions` are in `thread_instructions`
+    /// (`count`) or left out of every figure (`exclude`). The last,
+    /// `complete`, is `false` on every row when the figures cover less than
+    /// the run ([`Report::is_complete`]), so that a reader of the CSV alone
+    /// cannot take part for the whole.
     pub fn to_csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         let header = [
