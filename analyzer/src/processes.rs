@@ -54,9 +54,8 @@ pub fn followed(dir: &Path) -> Vec<PathBuf> {
             let path = e.ok()?.path();
             let manifest = std::fs::read(path.join("manifest")).ok()?;
             let start = Manifest::from_bytes(&manifest).map_or(0, |m| m.start_time);
-            let name = path.file_name()?.to_str()?;
-            let (pid, n) = name.split_once('.').unwrap_or((name, "1"));
-            Some(((start, pid.parse().ok()?, n.parse().ok()?), path))
+            let (pid, n) = followed_as(&path)?;
+            Some(((start, pid, n), path))
         })
         .collect();
     traces.sort();
@@ -64,8 +63,10 @@ pub fn followed(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The trace of the program that replaced the traced one, when the run's
-/// `execve`s were followed: `DIR/execs/PID` (the replacing program keeps
-/// the process id), if it holds a manifest.
+/// `execve`s were followed, if it holds a manifest. The replacing program
+/// keeps the process id: for the run's first program it is `DIR/execs/PID`;
+/// for a followed one, `ROOT/execs/PID[.N]`, it is the process's next,
+/// `ROOT/execs/PID.(N+1)`.
 ///
 /// ```no_run
 /// // after `tf trace --follow-exec -o t -- sh -c 'exec pigz big.tar'`
@@ -75,8 +76,24 @@ pub fn followed(dir: &Path) -> Vec<PathBuf> {
 /// ```
 pub fn exec_trace(trace: &Trace) -> Option<PathBuf> {
     let m = trace.manifest().filter(|m| !m.exec.is_empty())?;
-    let path = trace.dir().join("execs").join(m.pid.to_string());
+    // whole, so that a followed trace is known however it was named (".")
+    let dir = trace.dir().canonicalize().ok()?;
+    let path = match followed_as(&dir) {
+        Some((pid, n)) if pid == m.pid => dir.with_file_name(format!("{pid}.{}", n + 1)),
+        _ => dir.join("execs").join(m.pid.to_string()),
+    };
     path.join("manifest").is_file().then_some(path)
+}
+
+/// The process id and number of a followed trace's directory, `execs/PID`
+/// (number 1) or `execs/PID.N`; `None` for any other directory.
+fn followed_as(dir: &Path) -> Option<(u64, u64)> {
+    if dir.parent()?.file_name()? != "execs" {
+        return None;
+    }
+    let name = dir.file_name()?.to_str()?;
+    let (pid, n) = name.split_once('.').unwrap_or((name, "1"));
+    Some((pid.parse().ok()?, n.parse().ok()?))
 }
 
 /// Why `trace` holds only part of its run: the program replaced itself

@@ -181,3 +181,39 @@ fn follow_exec_traces_each_program_the_run_executes() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr_of(out));
     }
 }
+
+#[test]
+fn a_chain_of_execs_is_followed_link_by_link() {
+    let d = tempdir();
+    let dir = d.path().join("t");
+    let threads = workload("threads");
+    // sh, replaced by sh, replaced by threads: one process, three programs
+    let script = format!("exec sh -c 'exec {} 1'", threads.display());
+    let out = trace_with(
+        &dir,
+        &["--follow-exec"],
+        Path::new("/bin/sh"),
+        &["-c", &script],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let pid = Trace::open(&dir).unwrap().manifest().unwrap().pid;
+    let execs = dir.join("execs").canonicalize().unwrap();
+    let (second, third) = (execs.join(pid.to_string()), execs.join(format!("{pid}.2")));
+    assert_eq!(
+        tf_analyzer::processes::followed(&dir),
+        [
+            dir.join("execs").join(pid.to_string()),
+            dir.join("execs").join(format!("{pid}.2"))
+        ]
+    );
+    // Each link names the next, and none is incomplete.
+    for (link, next) in [(&dir, &second), (&second, &third)] {
+        let (info, analyze) = info_and_analyze(link);
+        assert_eq!(info.status.code(), Some(0), "{}", stderr_of(&info));
+        assert_eq!(analyze.status.code(), Some(0), "{}", stderr_of(&analyze));
+        let named = format!("the new program's trace is {}", next.display());
+        assert!(stdout_of(&info).contains(&named), "{}", stdout_of(&info));
+    }
+    // threads T: 1 + 2T threads
+    assert_eq!(Trace::open(&third).unwrap().threads().len(), 3);
+}
