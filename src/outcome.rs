@@ -107,21 +107,37 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[Resolved]) 
     }
     eprintln!("{}", summary::line(dir));
     // The programs that the run's execves started, each in a trace of its
-    // own (--follow-exec): one that is incomplete makes the run's too.
-    let mut followed_complete = true;
-    for t in processes::followed(dir) {
-        eprintln!("{}", summary::line(&t));
-        let done = Trace::open(&t)
+    // own (--follow-exec): a line for each of the first few and for every
+    // incomplete one, which makes the run's incomplete too.
+    let followed = processes::followed(dir);
+    let mut incomplete = 0;
+    for (k, t) in followed.iter().enumerate() {
+        let done = Trace::open(t)
             .ok()
             .and_then(|t| t.manifest().map(|m| m.complete));
-        followed_complete &= done == Some(true);
+        if k < FOLLOWED_SHOWN || done != Some(true) {
+            eprintln!("{}", summary::line(t));
+        }
+        incomplete += usize::from(done != Some(true));
     }
-    if !followed_complete {
-        eprintln!("tf: the trace of a program the run executed is incomplete; tf exits with {INCOMPLETE_TRACE}");
+    if followed.len() > FOLLOWED_SHOWN {
+        eprintln!(
+            "tf: {} traces of the programs the run executed in all, under {}/execs (tf info {} lists them)",
+            followed.len(),
+            dir.display(),
+            dir.display()
+        );
+    }
+    if incomplete > 0 {
+        eprintln!("tf: {incomplete} trace(s) of the programs the run executed are incomplete; tf exits with {INCOMPLETE_TRACE}");
         return INCOMPLETE_TRACE;
     }
     code
 }
+
+/// Summary lines of followed traces printed before a count stands for the
+/// rest (a build traced with --follow-exec runs hundreds of programs).
+const FOLLOWED_SHOWN: usize = 10;
 
 /// Whether the trace has blocks of a function that tracer pattern `f`
 /// names (as the tracer matches it: the symbol, the symbol without its

@@ -217,3 +217,35 @@ fn a_chain_of_execs_is_followed_link_by_link() {
     // threads T: 1 + 2T threads
     assert_eq!(Trace::open(&third).unwrap().threads().len(), 3);
 }
+
+#[test]
+fn many_followed_programs_are_summed_up() {
+    let d = tempdir();
+    let dir = d.path().join("t");
+    let script = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do /bin/true; done";
+    let out = trace_with(
+        &dir,
+        &["--follow-exec"],
+        Path::new("/bin/sh"),
+        &["-c", script],
+    );
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(tf_analyzer::processes::followed(&dir).len(), 12);
+    // the first program's line, then the first ten followed, then the count
+    let execs = format!("{}/execs/", dir.display());
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.contains(&execs) && l.starts_with("tf: traced"))
+            .count(),
+        10
+    );
+    let all = format!(
+        "tf: 12 traces of the programs the run executed in all, under {}/execs (tf info {} lists them)\n",
+        dir.display(),
+        dir.display()
+    );
+    assert!(err.ends_with(&all), "{err}");
+    let info = tf().arg("info").arg(&dir).output().unwrap();
+    assert_eq!(stdout_of(&info).matches("\nexecs     ").count(), 12);
+}
