@@ -186,11 +186,24 @@ fn print_header(trace: &Trace, dir: &Path) {
     // tf trace --follow-exec: the programs the run executed, each traced
     // into a directory of its own
     for t in processes::followed(dir) {
-        let command = Trace::open(&t)
+        let what = Trace::open(&t)
             .ok()
-            .and_then(|t| Some(processes::quoted(&t.manifest()?.command)))
+            .and_then(|t| {
+                let m = t.manifest()?;
+                let n = m.threads.len();
+                let size = if m.complete {
+                    format!(
+                        "{} instructions, {n} thread{}",
+                        human(m.traced_instructions as f64),
+                        if n == 1 { "" } else { "s" }
+                    )
+                } else {
+                    "incomplete: the tracer did not finish".to_string()
+                };
+                Some(format!("{} ({size})", processes::quoted(&m.command)))
+            })
             .unwrap_or_default();
-        println!("execs     {}: {command}", t.display());
+        println!("execs     {}: {what}", t.display());
     }
     if !m.only.is_empty() {
         println!("only      {}", m.only.join(", "));

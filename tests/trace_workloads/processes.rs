@@ -170,7 +170,19 @@ fn follow_exec_traces_each_program_the_run_executes() {
     );
     let info_out = stdout_of(&info);
     assert!(info_out.contains(&program), "{info_out}");
-    assert!(info_out.contains(&format!("\nexecs     {}: {cmd}\n", new.display())));
+    // threads 2's 5 threads, and as many instructions as its own manifest says
+    let traced = Trace::open(&new)
+        .unwrap()
+        .manifest()
+        .unwrap()
+        .traced_instructions;
+    let size = format!("{:.2} k instructions, 5 threads", traced as f64 / 1e3);
+    assert!(
+        (1e5..1e6).contains(&(traced as f64)),
+        "{traced}: the size in k"
+    );
+    let line = format!("\nexecs     {}: {cmd} ({size})\n", new.display());
+    assert!(info_out.contains(&line), "{info_out}");
     assert!(stderr_of(&analyze).contains(&format!(
         "warning: the program replaced itself with {cmd} (execve): this trace ends there, and \
          the new program's trace is {}",
