@@ -22,7 +22,7 @@ use tf_analyzer::scan::{ScanJob, Skipped, ThreadScan};
 use tf_analyzer::symbols::Symbols;
 use tf_analyzer::units::Cutter;
 use tf_analyzer::Progress;
-use tf_trace::{Manifest, Trace};
+use tf_trace::Trace;
 
 /// What one thread's stream holds.
 #[derive(Default)]
@@ -140,14 +140,6 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
     Ok(coverage.exit_status(allow_damaged))
 }
 
-/// The program and its arguments, as the manifest has them.
-fn command_words(m: &Manifest) -> Vec<String> {
-    m.command
-        .iter()
-        .map(|a| String::from_utf8_lossy(a.as_bytes()).into_owned())
-        .collect()
-}
-
 fn print_header(trace: &Trace, dir: &Path) {
     println!("trace     {}", dir.display());
     let Some(m) = trace.manifest() else {
@@ -158,7 +150,7 @@ fn print_header(trace: &Trace, dir: &Path) {
         }
         return;
     };
-    println!("command   {}", command_words(m).join(" "));
+    println!("command   {}", processes::quoted(&m.command));
     println!(
         "tracer    {} {} on {}{}",
         m.tracer,

@@ -31,7 +31,17 @@ pub fn exec_command(m: &Manifest) -> Option<String> {
 /// assert_eq!(tf_analyzer::processes::quoted(&words), "pigz 'a b'");
 /// ```
 pub fn quoted(words: &[ByteString]) -> String {
-    shell_words::join(words.iter().map(|w| String::from_utf8_lossy(w.as_bytes())))
+    quoted_words(words.iter().map(|w| String::from_utf8_lossy(w.as_bytes())))
+}
+
+/// [`quoted`] for words already made text (a report's `command`).
+///
+/// ```
+/// let words = vec!["sh".to_string(), "-c".into(), "exec pigz".into()];
+/// assert_eq!(tf_analyzer::processes::quoted_words(&words), "sh -c 'exec pigz'");
+/// ```
+pub fn quoted_words(words: impl IntoIterator<Item = impl AsRef<str>>) -> String {
+    shell_words::join(words)
 }
 
 /// The traces of the programs that the run's `execve`s started, when

@@ -18,7 +18,7 @@ pub fn render(c: &Catalogue, run: &RunInfo) -> Result<String, Error> {
     let command = if r.command.is_empty() {
         r.trace.clone()
     } else {
-        r.command.join(" ")
+        tf_analyzer::processes::quoted_words(&r.command)
     };
     let mut body = format!("<h1>tf report: {}</h1>\n", escape(&command));
     body.push_str(&run_section(c, run));
@@ -58,7 +58,7 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
         });
     let mut rows = vec![
         ("trace", r.trace.clone()),
-        ("command", r.command.join(" ")),
+        ("command", tf_analyzer::processes::quoted_words(&r.command)),
         ("tracer", run.tracer.clone()),
         (
             "program",

@@ -40,7 +40,10 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
         );
     }
     if !report.command.is_empty() {
-        println!("command: {}", report.command.join(" "));
+        println!(
+            "command: {}",
+            tf_analyzer::processes::quoted_words(&report.command)
+        );
     }
     if !report.units_are.is_empty() {
         println!("units: {}", report.units_are);

@@ -94,6 +94,11 @@ fn an_execve_ends_the_trace_and_every_command_says_so() {
     }
     let program = format!("\nprogram   replaced itself with {cmd} (execve): traced up to there\n");
     assert!(stdout_of(&info).contains(&program), "{}", stdout_of(&info));
+    // The traced command, quoted alike by every command (pasted back into
+    // a shell, it runs the same)
+    let traced = format!("{} 1 {cmd}", workload("processes").display());
+    assert!(stdout_of(&info).contains(&format!("\ncommand   {traced}\n")));
+    assert!(stdout_of(&analyze).contains(&format!("\ncommand: {traced}\n")));
     let html = d.path().join("html");
     let report = tf()
         .args(["report", "--warp", "8", "-o"])
