@@ -107,12 +107,27 @@ fn hostile_names_are_escaped_on_every_page() {
         assert!(page.contains(ESCAPED), "names are shown, escaped");
     }
     let index = &pages[0];
-    for shown in ["f", "mod", "lock", "start", "prog", "warning", "incomplete"] {
+    for shown in [
+        "f",
+        "mod",
+        "lock",
+        "start",
+        "warning",
+        "incomplete",
+        "unrecorded",
+    ] {
         assert!(
             index.contains(&format!("{shown}{ESCAPED}")),
             "{shown} escaped on the index"
         );
     }
+    // The command is shown quoted as a shell reads it, then escaped.
+    let quoted = tf_analyzer::processes::quoted_words([format!("prog{EVIL}")]);
+    let escaped = (quoted.replace('&', "&amp;").replace('<', "&lt;"))
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;");
+    assert!(index.contains(&escaped), "the command escaped on the index");
     // The page file names keep only safe characters.
     for entry in std::fs::read_dir(dir.path().join("functions")).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
