@@ -140,6 +140,9 @@ pub fn run(dir: &Path, top: usize, allow_damaged: bool) -> Result<i32> {
     Ok(coverage.exit_status(allow_damaged))
 }
 
+/// How `tf info` says that a trace's tracer did not finish.
+const UNFINISHED: &str = "incomplete: the tracer did not finish";
+
 fn print_header(trace: &Trace, dir: &Path) {
     println!("trace     {}", dir.display());
     let Some(m) = trace.manifest() else {
@@ -164,7 +167,7 @@ fn print_header(trace: &Trace, dir: &Path) {
     );
     let exec = processes::exec_end(trace);
     let end = match (m.complete, m.exit_code, m.exit_signal) {
-        (false, _, _) => "incomplete: the tracer did not finish".to_string(),
+        (false, _, _) => UNFINISHED.to_string(),
         (true, _, _) if exec.is_some() => exec.unwrap_or_default(),
         (true, _, Some(sig)) => format!("killed by signal {sig}"),
         (true, Some(code), _) => format!("exited with status {code}"),
@@ -177,11 +180,9 @@ fn print_header(trace: &Trace, dir: &Path) {
     }
     // tf trace --follow-exec: the programs the run executed, each traced
     // into a directory of its own
-    for t in processes::followed(dir) {
-        let what = Trace::open(&t)
-            .ok()
-            .and_then(|t| {
-                let m = t.manifest()?;
+    for (t, m) in processes::followed_manifests(dir) {
+        let what = m
+            .map(|m| {
                 let n = m.threads.len();
                 let size = if m.complete {
                     format!(
@@ -190,9 +191,9 @@ fn print_header(trace: &Trace, dir: &Path) {
                         if n == 1 { "" } else { "s" }
                     )
                 } else {
-                    "incomplete: the tracer did not finish".to_string()
+                    UNFINISHED.to_string()
                 };
-                Some(format!("{} ({size})", processes::quoted(&m.command)))
+                format!("{} ({size})", processes::quoted(&m.command))
             })
             .unwrap_or_default();
         println!("execs     {}: {what}", t.display());

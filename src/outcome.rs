@@ -109,16 +109,14 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[Resolved]) 
     // The programs that the run's execves started, each in a trace of its
     // own (--follow-exec): a line for each of the first few and for every
     // incomplete one, which makes the run's incomplete too.
-    let followed = processes::followed(dir);
+    let followed = processes::followed_manifests(dir);
     let mut incomplete = 0;
-    for (k, t) in followed.iter().enumerate() {
-        let done = Trace::open(t)
-            .ok()
-            .and_then(|t| t.manifest().map(|m| m.complete));
-        if k < FOLLOWED_SHOWN || done != Some(true) {
+    for (k, (t, m)) in followed.iter().enumerate() {
+        let done = m.as_ref().is_some_and(|m| m.complete);
+        if k < FOLLOWED_SHOWN || !done {
             eprintln!("{}", summary::line(t));
         }
-        incomplete += usize::from(done != Some(true));
+        incomplete += usize::from(!done);
     }
     if followed.len() > FOLLOWED_SHOWN {
         eprintln!(

@@ -56,20 +56,42 @@ pub fn quoted_words(words: impl IntoIterator<Item = impl AsRef<str>>) -> String 
 /// }
 /// ```
 pub fn followed(dir: &Path) -> Vec<PathBuf> {
+    followed_manifests(dir)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// [`followed`], each trace with its manifest, read alone (without the
+/// trace's block table): `None` where it is damaged.
+///
+/// ```no_run
+/// // after `tf trace --follow-exec -o t -- ./run.sh`
+/// let path = std::path::Path::new("t");
+/// for (t, m) in tf_analyzer::processes::followed_manifests(path) {
+///     println!("{}: {:?} instructions", t.display(), m.map(|m| m.traced_instructions));
+/// }
+/// ```
+pub fn followed_manifests(dir: &Path) -> Vec<(PathBuf, Option<Manifest>)> {
     let Ok(entries) = std::fs::read_dir(dir.join("execs")) else {
         return Vec::new();
     };
-    let mut traces: Vec<((u64, u64, u64), PathBuf)> = entries
+    // by start time (in seconds), then process id and number
+    let mut traces: Vec<(_, PathBuf, Option<Manifest>)> = entries
         .filter_map(|e| {
             let path = e.ok()?.path();
-            let manifest = std::fs::read(path.join("manifest")).ok()?;
-            let start = Manifest::from_bytes(&manifest).map_or(0, |m| m.start_time);
+            let manifest = match Manifest::read(&path) {
+                Ok(None) => return None, // not a trace (yet)
+                Ok(m) => m,
+                Err(_) => None,
+            };
+            let start = manifest.as_ref().map_or(0, |m| m.start_time);
             let (pid, n) = followed_as(&path)?;
-            Some(((start, pid, n), path))
+            Some(((start, pid, n), path, manifest))
         })
         .collect();
-    traces.sort();
-    traces.into_iter().map(|(_, p)| p).collect()
+    traces.sort_by_key(|t| t.0);
+    traces.into_iter().map(|(_, p, m)| (p, m)).collect()
 }
 
 /// The trace of the program that replaced the traced one, when the run's

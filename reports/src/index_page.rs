@@ -116,26 +116,32 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
     for w in &r.warnings {
         let _ = writeln!(out, "<p class=\"warn\">warning: {}</p>", escape(w));
     }
-    for d in &r.damage {
-        let _ = writeln!(
-            out,
-            "<p class=\"warn\"><b>damaged trace</b> (the figures cover only what was read before the damage): {}</p>",
-            escape(d)
-        );
-    }
-    for u in &r.unrecorded {
-        let _ = writeln!(
-            out,
-            "<p class=\"warn\"><b>incomplete trace</b> (the trace holds less than the run): {}</p>",
-            escape(u)
-        );
-    }
-    for w in &r.incomplete {
-        let _ = writeln!(
-            out,
-            "<p class=\"warn\"><b>incomplete analysis</b> (the figures leave recorded work out): {}</p>",
-            escape(w)
-        );
+    // Why the figures cover less than the run, each kind with its words
+    let partial = [
+        (
+            "damaged trace",
+            "the figures cover only what was read before the damage",
+            &r.damage,
+        ),
+        (
+            "incomplete trace",
+            "the trace holds less than the run",
+            &r.unrecorded,
+        ),
+        (
+            "incomplete analysis",
+            "the figures leave recorded work out",
+            &r.incomplete,
+        ),
+    ];
+    for (kind, meaning, lines) in partial {
+        for line in lines {
+            let _ = writeln!(
+                out,
+                "<p class=\"warn\"><b>{kind}</b> ({meaning}): {}</p>",
+                escape(line)
+            );
+        }
     }
     out
 }

@@ -273,6 +273,29 @@ impl Trace {
     }
 }
 
+impl Manifest {
+    /// The manifest of the trace in `dir` alone, read as [`Trace::open`]
+    /// reads it (never waiting on a FIFO, within the limits of §9): `None`
+    /// if there is none. For a look at a trace without its block table.
+    ///
+    /// ```
+    /// # fn main() -> tf_trace::Result<()> {
+    /// use tf_trace::{BlockDef, Manifest, TraceWriter};
+    /// let dir = std::env::temp_dir().join(format!("tf-doc-manifest-{}", std::process::id()));
+    /// let mut w = TraceWriter::create(&dir)?;
+    /// let b = w.block(&BlockDef::new(0x1000).insn(1))?;
+    /// w.thread(1)?.exec(b, &[])?;
+    /// w.finish()?;
+    /// assert!(Manifest::read(&dir)?.unwrap().complete);
+    /// assert!(Manifest::read(&dir.join("nothing"))?.is_none());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn read(dir: &Path) -> Result<Option<Manifest>> {
+        read_manifest(&dir.join("manifest"))
+    }
+}
+
 /// The manifest, `None` if there is none; an error if it is not a regular
 /// file, is too large (§9) or does not decode.
 fn read_manifest(path: &Path) -> Result<Option<Manifest>> {
