@@ -1,10 +1,15 @@
 //! The outputs: a Markdown report (sections between markers, so that a
-//! hand-written document around them survives regeneration) and a CSV.
+//! hand-written document around them survives regeneration) and a CSV
+//! (in `report_csv.rs`).
 
 use crate::compare::Row;
 use crate::expect::{Metric, Tolerance};
 use crate::outcome::{Outcome, PigzOutcome, WorkloadOutcome, UNITS};
 use std::fmt::Write;
+
+#[path = "report_csv.rs"]
+mod csv_output;
+pub use csv_output::csv;
 
 pub(crate) fn pct(x: f64) -> String {
     format!("{:.2}", x * 100.0)
@@ -281,47 +286,6 @@ pub fn pigz_markdown(runs: &Result<Vec<PigzOutcome>, String>, widths: &[u32]) ->
         writeln!(m).unwrap();
     }
     m
-}
-
-/// The CSV: one line per workload, function, level, width and metric, with
-/// the expectation (`reference` = `hand`) where there is one, and one per
-/// workload, level and GPU metric (`reference` = `gpu`, function `[units]`,
-/// width 32) where the GPU part ran, and per model (`reference` =
-/// `gpu:MODEL`, SIMT efficiency only).
-pub fn csv(o: &Outcome) -> String {
-    let tolerance = o.tolerance.unwrap_or(Tolerance {
-        simt_pp: 0.0,
-        sectors_rel: 0.0,
-    });
-    let mut s = String::from(
-        "workload,function,level,width,metric,measured,reference,expected,error,pass\n",
-    );
-    let num = |x: Option<f64>| x.map(|x| format!("{x:.6}")).unwrap_or_default();
-    for w in &o.workloads {
-        for r in &w.rows {
-            let pass = r
-                .passes(&tolerance)
-                .map(|p| p.to_string())
-                .unwrap_or_default();
-            writeln!(
-                s,
-                "{},{},{},{},{},{},{},{},{},{}",
-                w.name,
-                r.function,
-                r.level,
-                r.width,
-                r.metric,
-                num(r.measured),
-                if r.expected.is_some() { "hand" } else { "none" },
-                num(r.expected),
-                num(r.error().filter(|e| e.is_finite())),
-                pass
-            )
-            .unwrap();
-        }
-    }
-    crate::gpu_report::csv_rows(&mut s, o);
-    s
 }
 
 #[cfg(test)]
