@@ -29,6 +29,10 @@ use tf_analyzer::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
 use tf_analyzer::stats::{Insns, Memory, Requests};
 use tf_trace::FunctionId;
 
+#[path = "observe_walk.rs"]
+mod lane_walk;
+use lane_walk::{walk, LaneWalk, Step};
+
 /// A block of a function: the function its instructions are charged to and
 /// the canonical block.
 pub type BlockKey = (FunctionId, CBlockId);
@@ -175,9 +179,6 @@ impl Collector {
     }
 }
 
-/// What one lane of a warp is running: its functions' last blocks, innermost last.
-type LaneWalk = Vec<BlockKey>;
-
 /// Gathers one warp's issues.
 pub struct WarpSink {
     on: bool,
@@ -319,53 +320,6 @@ impl IssueSink for WarpSink {
             s.divergences += 1;
             s.paths += paths as u64;
             s.reconverge = s.reconverge.or(reconverge);
-        }
-    }
-}
-
-/// How a lane came to a block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
-    /// From another block of the same function (`(function, from, to)`).
-    Edge((FunctionId, CBlockId, CBlockId)),
-    /// Called from a function (`(caller, callee)`).
-    Call((FunctionId, FunctionId)),
-    /// The unit's first block, or a jump into another function's middle.
-    Start,
-}
-
-/// Follows one lane into `key`: an edge when it stays in its function, a
-/// call when it enters a function's first block, a return (an edge from the
-/// call site) when it comes back to a function it was running.
-fn walk(lane: &mut LaneWalk, key: BlockKey, is_entry: bool) -> Step {
-    let (f, b) = key;
-    match lane.last_mut() {
-        Some(top) if top.0 == f && !is_entry => {
-            let from = std::mem::replace(&mut top.1, b);
-            Step::Edge((f, from, b))
-        }
-        Some(top) if is_entry => {
-            let caller = top.0;
-            lane.push(key);
-            Step::Call((caller, f))
-        }
-        Some(_) => match lane.iter().rposition(|k| k.0 == f) {
-            Some(i) => {
-                lane.truncate(i + 1);
-                let top = lane.last_mut().expect("kept");
-                let from = std::mem::replace(&mut top.1, b);
-                Step::Edge((f, from, b))
-            }
-            // Jumped into another function's middle (a cold part, a tail
-            // jump): follow it there.
-            None => {
-                lane.push(key);
-                Step::Start
-            }
-        },
-        None => {
-            lane.push(key);
-            Step::Start
         }
     }
 }
