@@ -1,6 +1,8 @@
-/* The tf tool: registration, options, and the core's callbacks (threads,
- * system calls, signals, fork, exec, the end of the process). */
+/* The tf tool: registration, options (their values and checks; reading them
+ * is tf_options.c), and the core's callbacks (threads, system calls,
+ * signals, fork, exec, the end of the process). */
 #include "tf.h"
+#include "tf_options.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
@@ -39,46 +41,6 @@ static ThreadId running;    /* the thread running client code */
 static Thread **by_vgtid;   /* live threads by Valgrind thread id */
 
 /* ---- options ---- */
-
-static Bool process_option(const HChar *arg)
-{
-   const HChar *v;
-   if VG_STR_CLO (arg, "--tf-out", v) {
-      tf_out_dir = v;
-   } else if VG_STR_CLO (arg, "--tf-only", v) {
-      VG_(addToXA)(tf_only, &v);
-   } else if VG_STR_CLO (arg, "--tf-exclude", v) {
-      VG_(addToXA)(tf_exclude, &v);
-   } else if VG_BOOL_CLO (arg, "--tf-verbose", tf_verbose) {
-   } else if VG_INT_CLO (arg, "--tf-bench", tf_bench) {
-   } else if VG_BINT_CLO (arg, "--tf-encoders", tf_encoders, 0, 8) {
-   } else if VG_BOOL_CLO (arg, "--tf-worksharing", tf_worksharing) {
-   } else if VG_BOOL_CLO (arg, "--tf-follow-exec", tf_follow_exec) {
-   } else {
-      return False;
-   }
-   return True;
-}
-
-static void print_usage(void)
-{
-   VG_(printf)("    --tf-out=DIR          write the trace into DIR, which must exist [required]\n"
-               "    --tf-only=FN          trace only while FN is on the call stack (repeatable)\n"
-               "    --tf-exclude=FN       skip FN and its callees (repeatable)\n"
-               "    --tf-verbose=no|yes   describe the runtime functions found [no]\n"
-               "    --tf-encoders=N       encoder threads, 1..8; 0: 8 [0]\n"
-               "    --tf-follow-exec=no|yes  trace each program an execve starts into\n"
-               "                          DIR/execs/PID (with --trace-children=yes) [no]\n");
-}
-
-static void print_debug_usage(void)
-{
-   VG_(printf)("    --tf-bench=0|1|2|3    measure where time goes: 1 drops the raw records,\n"
-               "                          2 runs the state machine but not the encoder,\n"
-               "                          3 encodes but writes no thread file [0]\n"
-               "    --tf-worksharing=no   record no loop_chunk or static_loop events, as the Pin\n"
-               "                          tool (manifest key worksharing false) [yes]\n");
-}
 
 static void fatal(const HChar *msg, const HChar *arg)
 {
@@ -384,7 +346,7 @@ static void pre_clo_init(void)
    VG_(details_avg_translation_sizeB)(400);
 
    VG_(basic_tool_funcs)(post_clo_init, tf_instrument, fini);
-   VG_(needs_command_line_options)(process_option, print_usage, print_debug_usage);
+   VG_(needs_command_line_options)(tf_process_option, tf_print_usage, tf_print_debug_usage);
    VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
    VG_(needs_client_requests)(client_request);
 
