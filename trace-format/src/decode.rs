@@ -15,6 +15,7 @@ mod chunk_decoder;
 mod events;
 mod operands;
 mod rounds;
+mod runs;
 mod state;
 mod stats;
 mod steady;
@@ -275,67 +276,6 @@ impl<'t> Core<'t> {
         self.exec::<ADDR, COUNT>(step, has_addr, cur)?;
         self.pos = cur.pos();
         Ok(Step::Block)
-    }
-
-    /// A run of `k` executions whose record (or whose block record, for a
-    /// run prefix) starts at `rpos`: its first execution.
-    #[inline(always)]
-    fn begin_run<const ADDR: bool, const COUNT: bool>(
-        &mut self,
-        rpos: usize,
-        k: u64,
-    ) -> Result<Step, DecodeError> {
-        self.run_pos = rpos;
-        self.run_ops = 0;
-        self.run_left = k - 1;
-        self.run_step::<ADDR, COUNT>()
-    }
-
-    #[inline(always)]
-    fn run_step<const ADDR: bool, const COUNT: bool>(&mut self) -> Result<Step, DecodeError> {
-        if ADDR && !COUNT && self.decodes_from_courses() {
-            return self.steady_step();
-        }
-        let id = self.pred.candidates()[0];
-        if id == NONE {
-            return Err(DecodeError::new(
-                self.run_pos,
-                "run: successor candidate 0 does not exist",
-            ));
-        }
-        let rec = self.table.rec(id);
-        let (insns, n_ops) = (rec.n_insns, rec.n_ops);
-        self.count_run_operands(n_ops)?;
-        if COUNT {
-            self.stats.run_blocks += 1;
-        }
-        let step = BlockStep {
-            block: id,
-            insns,
-            operands: n_ops,
-            complete: true,
-            via: Via::Run,
-        };
-        self.exec::<ADDR, COUNT>(step, false, &mut Cursor::new(&[]))?;
-        Ok(Step::Block)
-    }
-
-    /// Counts the operands of the run's next execution, which must not go
-    /// on past the limit (§9).
-    #[inline(always)]
-    fn count_run_operands(&mut self, n_ops: u32) -> Result<(), DecodeError> {
-        if self.run_ops >= limits::RUN_OPERANDS {
-            return Err(DecodeError::new(
-                self.run_pos,
-                format!(
-                    "run goes on after {} operands, above the limit of {}",
-                    self.run_ops,
-                    limits::RUN_OPERANDS
-                ),
-            ));
-        }
-        self.run_ops += u64::from(n_ops);
-        Ok(())
     }
 
     /// Executes `step`, reading its operands' values from `cur` when the
