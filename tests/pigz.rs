@@ -23,43 +23,42 @@ fn pigz() -> &'static Pigz {
             Command::new("pigz").arg("--version").output().is_ok(),
             "pigz is not installed: run scripts/setup.sh (apt-get install -y pigz)"
         );
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pigz");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let input = dir.join("input.txt");
-        let gen = Command::new(workload("gen_text"))
-            .arg("20000000")
-            .stdout(std::fs::File::create(&input).unwrap())
-            .status()
-            .unwrap();
-        assert!(gen.success());
-        let native_output = dir.join("native.gz");
-        let status = Command::new("pigz")
-            .args(["-p", "4", "-c"])
-            .arg(&input)
-            .stdout(std::fs::File::create(&native_output).unwrap())
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let trace = dir.join("trace");
-        let traced_output = dir.join("traced.gz");
-        let out = tf()
-            .arg("trace")
-            .arg("-o")
-            .arg(&trace)
-            .args(["--", "pigz", "-p", "4", "-c"])
-            .arg(&input)
-            .stdout(std::fs::File::create(&traced_output).unwrap())
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "tf trace pigz failed: {stderr}");
-        assert!(stderr.starts_with("tf: traced 6 threads"), "{stderr}");
+        let dir = made_once("pigz", |dir| {
+            let input = dir.join("input.txt");
+            let gen = Command::new(workload("gen_text"))
+                .arg("20000000")
+                .stdout(std::fs::File::create(&input).unwrap())
+                .status()
+                .unwrap();
+            assert!(gen.success());
+            let native_output = dir.join("native.gz");
+            let status = Command::new("pigz")
+                .args(["-p", "4", "-c"])
+                .arg(&input)
+                .stdout(std::fs::File::create(&native_output).unwrap())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let trace = dir.join("trace");
+            let traced_output = dir.join("traced.gz");
+            let out = tf()
+                .arg("trace")
+                .arg("-o")
+                .arg(&trace)
+                .args(["--", "pigz", "-p", "4", "-c"])
+                .arg(&input)
+                .stdout(std::fs::File::create(&traced_output).unwrap())
+                .stderr(Stdio::piped())
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "tf trace pigz failed: {stderr}");
+            assert!(stderr.starts_with("tf: traced 6 threads"), "{stderr}");
+        });
         Pigz {
-            trace,
-            traced_output,
-            native_output,
+            trace: dir.join("trace"),
+            traced_output: dir.join("traced.gz"),
+            native_output: dir.join("native.gz"),
         }
     })
 }
@@ -104,6 +103,13 @@ fn pigz_output_is_byte_identical_and_every_thread_has_memory_records() {
     }
 }
 
+/// A file `name` of this test process beside the shared trace (the tests of
+/// one `cargo nextest` run share the trace's directory, each a process).
+fn scratch(name: &str) -> PathBuf {
+    let dir = pigz().trace.parent().unwrap();
+    dir.join(format!("{}.{name}", std::process::id()))
+}
+
 /// `tf analyze --warp 8,16,32` of the pigz trace on `threads` threads, into
 /// `json`.
 fn analyze_on(threads: &str, json: &Path) -> serde_json::Value {
@@ -122,14 +128,14 @@ fn analyze_on(threads: &str, json: &Path) -> serde_json::Value {
 /// stream is decoded ahead on a thread of its own.
 fn analysis() -> &'static serde_json::Value {
     static ANALYSIS: OnceLock<serde_json::Value> = OnceLock::new();
-    ANALYSIS.get_or_init(|| analyze_on("4", &pigz().trace.with_extension("json")))
+    ANALYSIS.get_or_init(|| analyze_on("4", &scratch("four-threads.json")))
 }
 
 /// Decoding the lanes ahead, in batches handed from thread to thread and
 /// reused, changes no figure: on one thread each lane is read as it goes.
 #[test]
 fn decoding_lanes_ahead_changes_no_figure() {
-    let one = analyze_on("1", &pigz().trace.with_extension("one-thread.json"));
+    let one = analyze_on("1", &scratch("one-thread.json"));
     assert!(one == *analysis(), "the figures differ on one thread");
 }
 

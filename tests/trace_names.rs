@@ -42,18 +42,17 @@ fn program() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-names");
-            std::fs::create_dir_all(&dir).unwrap();
-            let src = dir.join("names.cpp");
-            std::fs::write(&src, PROGRAM).unwrap();
-            let exe = dir.join("names");
-            compile(
-                &["g++", "-O1", "-g", "-fopenmp", "-fno-omit-frame-pointer"],
-                &[src],
-                &exe,
-                &[],
-            );
-            exe
+            let dir = made_once("trace-names", |dir| {
+                let src = dir.join("names.cpp");
+                std::fs::write(&src, PROGRAM).unwrap();
+                compile(
+                    &["g++", "-O1", "-g", "-fopenmp", "-fno-omit-frame-pointer"],
+                    &[src],
+                    &dir.join("names"),
+                    &[],
+                );
+            });
+            dir.join("names")
         })
         .clone()
 }

@@ -27,22 +27,64 @@ pub fn workload_at(name: &str, opt: &str) -> PathBuf {
     static BUILT: OnceLock<std::sync::Mutex<Vec<String>>> = OnceLock::new();
     let built = BUILT.get_or_init(Default::default);
     let mut built = built.lock().unwrap();
-    let dir = root()
-        .join("workloads")
-        .join("build")
-        .join(opt.trim_start_matches('-'));
+    let build = root().join("workloads").join("build");
+    let dir = build.join(opt.trim_start_matches('-'));
     if !built.iter().any(|o| o == opt) {
-        let status = Command::new("make")
-            .arg("-s")
-            .arg("-C")
-            .arg(root().join("workloads"))
-            .arg(format!("OPT={opt}"))
-            .status()
-            .expect("make is installed (scripts/setup.sh)");
+        // One make at a time across test processes: a make that rebuilds a
+        // program while another test runs it fails that test.
+        std::fs::create_dir_all(&build).unwrap();
+        let status = locked(&build.join(".lock"), || {
+            Command::new("make")
+                .arg("-s")
+                .arg("-C")
+                .arg(root().join("workloads"))
+                .arg(format!("OPT={opt}"))
+                .status()
+                .expect("make is installed (scripts/setup.sh)")
+        });
         assert!(status.success(), "building the workloads at {opt} failed");
         built.push(opt.to_string());
     }
     dir.join(name)
+}
+
+/// Runs `f` holding an exclusive lock on the file `lock` (made if missing):
+/// test processes that run side by side take turns (under `cargo nextest`
+/// every test is a process of its own).
+pub fn locked<T>(lock: &Path, f: impl FnOnce() -> T) -> T {
+    let file = std::fs::File::create(lock).unwrap_or_else(|e| panic!("{}: {e}", lock.display()));
+    file.lock()
+        .unwrap_or_else(|e| panic!("locking {}: {e}", lock.display()));
+    f()
+    // the lock goes with `file`
+}
+
+/// The directory `name` under the tests' scratch directory, filled by `make`
+/// once per test run and shared by the run's tests: under `cargo test`, by
+/// the tests of one test binary (call it inside a `OnceLock`); under `cargo
+/// nextest`, where each test is a process, by every test of the run, the
+/// first making it while the others wait. A directory made by an earlier run
+/// is made again.
+pub fn made_once(name: &str, make: impl FnOnce(&Path)) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let parent = dir.parent().unwrap();
+    std::fs::create_dir_all(parent).unwrap();
+    let run = std::env::var("NEXTEST_RUN_ID")
+        .unwrap_or_else(|_| format!("process {}", std::process::id()));
+    let lock = parent.join(format!(
+        "{}.lock",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    locked(&lock, || {
+        let stamp = dir.join(".made-by");
+        if std::fs::read_to_string(&stamp).ok().as_deref() != Some(run.as_str()) {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            make(&dir);
+            std::fs::write(&stamp, &run).unwrap();
+        }
+    });
+    dir
 }
 
 /// Runs `tf trace -o DIR -- program args` and returns the output; the trace

@@ -35,27 +35,27 @@ fn traced(kernel: &'static str) -> &'static Traced {
         &TRIANGLE
     };
     cell.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join("report")
-            .join(kernel);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let trace = dir.join("trace");
-        trace_ok(&trace, &workload("divergence"), &[kernel, "64"]);
-        let report = dir.join("html");
-        let out = run_ok(
-            tf().arg("report")
-                .arg(&trace)
-                .arg("-o")
-                .arg(&report)
-                .args(OPTIONS),
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains(&report.join("index.html").display().to_string()),
-            "tf report names its index page: {stderr}"
-        );
-        Traced { trace, report }
+        let dir = made_once(&format!("report/{kernel}"), |dir| {
+            let trace = dir.join("trace");
+            trace_ok(&trace, &workload("divergence"), &[kernel, "64"]);
+            let report = dir.join("html");
+            let out = run_ok(
+                tf().arg("report")
+                    .arg(&trace)
+                    .arg("-o")
+                    .arg(&report)
+                    .args(OPTIONS),
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains(&report.join("index.html").display().to_string()),
+                "tf report names its index page: {stderr}"
+            );
+        });
+        Traced {
+            trace: dir.join("trace"),
+            report: dir.join("html"),
+        }
     })
 }
 
