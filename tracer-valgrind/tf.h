@@ -2,6 +2,8 @@
  * trace format (trace-format/FORMAT.md). Declarations shared by its files:
  *
  *   tf_main.c        tool registration, options, core callbacks, fini
+ *   tf_options.c     reading the --tf-* options and their --help text
+ *                    (tf_options.h)
  *   tf_instrument.c  VEX IR instrumentation (inline stores, no helper calls
  *                    on the common path)
  *   tf_walk.c        reading a superblock's instructions, operands and
@@ -17,6 +19,8 @@
  *   tf_omp_preload.c the preload library (runs in the client, not the tool)
  *   tf_output.c      files of the trace directory, error messages (a leaf)
  *   tf_manifest.c    the manifest
+ *   tf_process.c     the processes the program starts or execs (counted,
+ *                    kept for the manifest, followed with --tf-follow-exec)
  *
  * Two OS threads work on a trace. The Valgrind thread runs the client (one
  * client thread at a time) and the instrumented code appends raw records to

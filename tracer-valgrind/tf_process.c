@@ -11,6 +11,7 @@
  * of its own under DIR/execs (FORMAT.md section 2). */
 #include "tf.h"
 #include "pub_tool_aspacemgr.h"
+#include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
