@@ -62,6 +62,12 @@ pub struct AnalyzeArgs {
     /// effective time leaves out spin time. Both count them apart.
     #[arg(long, value_enum, default_value_t = SpinWait::Count)]
     pub(crate) spin_wait: SpinWait,
+    /// Blocks of a function that are copies of each other (the compiler's
+    /// tail duplication: each arm of an `if` with its own copy of a loop's
+    /// latch) issue as one block, where their lanes reconverge, as a GPU
+    /// compiler's single copy would.
+    #[arg(long)]
+    pub(crate) merge_tails: bool,
     /// Replay only shard i of N: the warps whose number is i modulo N (per
     /// width); combine the shards' JSON with `tf merge`.
     #[arg(long, value_name = "i/N")]
@@ -127,6 +133,7 @@ impl AnalyzeArgs {
                 SpinWait::Exclude => tf_analyzer::spin_wait::SpinWaitRule::Exclude,
             },
             shard: self.shard,
+            merge_tails: self.merge_tails,
             index: self.index == Switch::On,
         }
     }

@@ -30,6 +30,18 @@
  *   warp issues each access once, so per request (1024 / W requests):
  *   heavy() loads 4.65625, 9.3125, 18.625 and stores 4.6640625, 9.328125,
  *   18.65625 at W = 8, 16, 32; light() stores 2.671875, 5.34375, 10.6875.
+ * - the loop function's own instructions, with GCC 12 (each iteration: the
+ *   test of items[i].b, an arm that calls heavy() or light(), the latch;
+ *   every warp holds both arms, so per warp each block issues once):
+ *   -O0: test 11, light arm jmp 1 + call 3 + jmp 1, heavy arm call 3 +
+ *   jmp 1, latch 3: per heavy lane 18, per light lane 19, in all
+ *   682 * 18 + 342 * 19 = 18774 thread and 23 warp instructions a warp.
+ *   -O1: test 7, light arm 2, heavy arm 2 + jmp 1, latch 3: 682 * 13 +
+ *   342 * 12 = 12970, 15 a warp. -O2 and -O3: test 4, each arm 4 and its
+ *   own copy of the latch 2: 1024 * 10 = 10240, 16 a warp (62.5%).
+ *   Under `--merge-tails` the copies issue once: the two latches at -O2
+ *   and -O3 (14 a warp: 71.43%), the arms' two `jmp` to the latch at -O0
+ *   (22); -O1 has no copies (15).
  * The CUDA twin (cuda/latch.cu) runs the same `if` per GPU thread. */
 #include "latch.h"
 

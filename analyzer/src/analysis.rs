@@ -1,6 +1,7 @@
 //! The whole analysis: scan, graphs, units, warps, replay, report.
 
 use crate::blocks::CanonicalBlocks;
+use crate::cfg::Cfgs;
 use crate::first_pass::first_pass;
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
@@ -16,6 +17,7 @@ use crate::segments::Segments;
 use crate::sink::{Context, Nobody, Observer};
 use crate::spin_wait::{SpinWait, SpinWaitRule};
 use crate::symbols::{SourceLines, Symbols};
+use crate::tail_copies::BlockClasses;
 use crate::tasks::{inside_warning, is_taskloop, taskloop_warning, RuntimeCalls};
 use crate::unit_rule::UnitSpec;
 use crate::unit_rule::UnitsRule;
@@ -50,6 +52,9 @@ pub struct Options {
     pub spin_wait: SpinWaitRule,
     /// Replay only this shard of the warps (`--shard i/N`).
     pub shard: Option<Shard>,
+    /// Blocks that are copies of each other (tail duplication) issue as one
+    /// (`--merge-tails`; see [`crate::tail_copies`]).
+    pub merge_tails: bool,
     /// Read the first pass from the trace's index when it holds it for
     /// this `--unit`, and keep it there otherwise (`--index on`; see
     /// [`crate::scan_index`]).
@@ -68,6 +73,7 @@ impl Default for Options {
             lock_model: LockModel::Serialize,
             spin_wait: SpinWaitRule::Count,
             shard: None,
+            merge_tails: false,
             index: false,
         }
     }
@@ -168,8 +174,18 @@ pub fn analyze_observed<O: Observer>(
         .flat_map(|s| s.outlined.iter().copied())
         .collect();
     let (units_rule, cut_again) = units_rule.resolve(outlined);
+    let spin_wait = SpinWait::find(&canon, trace.blocks(), &cfgs);
+    let classes = if opts.merge_tails {
+        BlockClasses::find(&canon, trace.blocks(), &spin_wait)
+    } else {
+        BlockClasses::default()
+    };
+    // The graphs the SIMT stack reconverges on: copies merged.
+    let issued_cfgs: Cfgs = (cfgs.iter())
+        .map(|(&f, cfg)| (f, classes.graph(cfg)))
+        .collect();
     progress.stage("post-dominators", cfgs.len() as u64);
-    let per_function: Vec<(u64, Ipdom)> = cfgs
+    let per_function: Vec<(u64, Ipdom)> = issued_cfgs
         .par_iter()
         .map(|(&f, cfg)| {
             progress.advance(1);
@@ -192,7 +208,7 @@ pub fn analyze_observed<O: Observer>(
     let ipdom: IpdomMap = per_function
         .iter()
         .flat_map(|(f, ip)| {
-            cfgs[f]
+            issued_cfgs[f]
                 .nodes()
                 .into_iter()
                 .filter_map(move |n| ip.of(n).map(|r| ((*f, n), r)))
@@ -201,7 +217,8 @@ pub fn analyze_observed<O: Observer>(
     let predicable_branches: Predicable = if opts.predicate == 0 {
         Predicable::default()
     } else {
-        cfgs.iter()
+        issued_cfgs
+            .iter()
             .flat_map(|(&f, cfg)| {
                 predicable(f, cfg, &ipdom, &canon, trace.blocks(), opts.predicate)
             })
@@ -280,7 +297,6 @@ pub fn analyze_observed<O: Observer>(
                 .warps(units.len(), w, |i| units[i].root, |i| units[i].insns)
         })
         .collect();
-    let spin_wait = SpinWait::find(&canon, trace.blocks(), &cfgs);
     let jobs = Job::of(&warps, |index| opts.shard.is_none_or(|s| s.holds(index)));
     let widths: Vec<String> = opts.widths.iter().map(|w| w.to_string()).collect();
     // The bar moves with replayed thread instructions: every job replays
@@ -306,6 +322,7 @@ pub fn analyze_observed<O: Observer>(
         lock_model: opts.lock_model,
         spin_wait: &spin_wait,
         spin_wait_rule: opts.spin_wait,
+        classes: &classes,
     };
     let totals = WarpJobs {
         trace,
@@ -363,6 +380,8 @@ pub fn analyze_observed<O: Observer>(
         predicate: opts.predicate,
         lock_model: opts.lock_model.to_string(),
         spin_wait: opts.spin_wait.to_string(),
+        merge_tails: opts.merge_tails,
+        merged_blocks: classes.merged() as u64,
         locks: opts.locks,
         threads,
         skipped,

@@ -130,7 +130,7 @@ pub fn same_code(canon: &CanonicalBlocks, table: &BlockTable, a: CBlockId, b: CB
 }
 
 /// The instructions of `c`, decoded from its origin block's code.
-fn instructions<'a>(
+pub(crate) fn instructions<'a>(
     canon: &CanonicalBlocks,
     table: &'a BlockTable,
     c: CBlockId,

@@ -40,6 +40,7 @@ pub mod static_schedule;
 mod static_split;
 pub mod stats;
 pub mod symbols;
+pub mod tail_copies;
 pub mod tasks;
 pub mod unit_rule;
 pub mod unit_source;

@@ -44,7 +44,7 @@ pub fn merge(parts: Vec<Report>) -> Result<Report, MergeError> {
         let same = [
             ("trace", p.trace == first.trace),
             ("shard count", s.count == count),
-            ("options", same_options(p, first)),
+            ("set of options", same_options(p, first)),
             ("warp widths", widths(p) == widths(first)),
             ("threads", p.threads == first.threads),
         ];
@@ -104,6 +104,7 @@ fn same_options(a: &Report, b: &Report) -> bool {
         &a.lock_model,
         a.locks,
         &a.spin_wait,
+        a.merge_tails,
     ) == (
         &b.unit,
         &b.batch,
@@ -112,6 +113,7 @@ fn same_options(a: &Report, b: &Report) -> bool {
         &b.lock_model,
         b.locks,
         &b.spin_wait,
+        b.merge_tails,
     )
 }
 

@@ -35,6 +35,13 @@ pub struct Report {
     /// figures); `count` in results written before tf had the option.
     #[serde(default = "spin_wait_counted")]
     pub spin_wait: String,
+    /// `--merge-tails`: whether blocks that are copies of each other issued
+    /// as one (false in results written before tf had the option).
+    #[serde(default)]
+    pub merge_tails: bool,
+    /// Under `--merge-tails`, how many blocks issued as a copy of another.
+    #[serde(default)]
+    pub merged_blocks: u64,
     /// `--locks`: whether lanes holding the same lock were serialized.
     pub locks: bool,
     /// Per thread.

@@ -102,6 +102,15 @@ fn run_section(c: &Catalogue, run: &RunInfo) -> String {
         ("--spin-wait", r.spin_wait.clone()),
         ("sweep widths", sweep.join(", ")),
     ]);
+    if r.merge_tails {
+        rows.push((
+            "--merge-tails",
+            format!(
+                "on ({} block(s) issued as a copy of another: the compiler's tail duplication undone)",
+                r.merged_blocks
+            ),
+        ));
+    }
     if !run.only.is_empty() {
         rows.push(("traced with --only", run.only.join(", ")));
     }

@@ -66,6 +66,8 @@ fn report() -> Report {
         predicate: 0,
         lock_model: "serialize".into(),
         spin_wait: "count".into(),
+        merge_tails: false,
+        merged_blocks: 0,
         shard: None,
         locks: true,
         threads: vec![ThreadReport {

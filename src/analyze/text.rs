@@ -33,6 +33,12 @@ pub fn print(report: &Report, top: usize, interleaved: bool) {
         report.spin_wait,
         if interleaved { "interleaved" } else { "cpu" }
     );
+    if report.merge_tails {
+        println!(
+            "merge-tails: {} block(s) issued as a copy of another (the compiler's tail duplication undone)",
+            report.merged_blocks
+        );
+    }
     if let Some(s) = report.shard {
         println!(
             "shard {}/{}: the warps whose number is {} modulo {} (combine the shards with tf merge)",

@@ -60,8 +60,9 @@ struct Args {
     gpu_data: Option<PathBuf>,
     /// Replay models to compare against the GPU, comma-separated: parts
     /// joined by `+`, each a `--reconverge` model (ipdom, none, min-pc),
-    /// `predicateN` (`--predicate N`) or `spin`/`serialize` (`--lock-model`);
-    /// e.g. ipdom,none,min-pc,ipdom+predicate4,ipdom+spin
+    /// `predicateN` (`--predicate N`), `spin`/`serialize` (`--lock-model`)
+    /// or `merge-tails` (`--merge-tails`);
+    /// e.g. ipdom,none,min-pc,ipdom+predicate4,ipdom+spin,ipdom+merge-tails
     #[arg(long, value_delimiter = ',')]
     models: Vec<String>,
     /// Options added to every `tf analyze` run, whitespace-separated

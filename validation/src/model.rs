@@ -15,8 +15,9 @@ pub struct Model {
 
 impl Model {
     /// Reads a model name: parts joined by `+`; `predicateN` stands for
-    /// `--predicate N`, `spin` and `serialize` for `--lock-model`, anything
-    /// else for `--reconverge` (tf itself rejects a model it does not know).
+    /// `--predicate N`, `spin` and `serialize` for `--lock-model`,
+    /// `merge-tails` for `--merge-tails`, anything else for `--reconverge`
+    /// (tf itself rejects a model it does not know).
     ///
     /// ```
     /// use tf_validate::model::Model;
@@ -29,6 +30,7 @@ impl Model {
     pub fn parse(name: &str) -> Result<Model> {
         let mut args = Vec::new();
         let (mut reconverge, mut predicate, mut locks) = (false, false, false);
+        let mut merge_tails = false;
         for part in name.split('+') {
             let ok_chars = part
                 .chars()
@@ -41,6 +43,12 @@ impl Model {
                     bail!("--models {name}: {part:?} needs a number of instructions (predicate4)");
                 }
                 (&mut predicate, "--predicate", n)
+            } else if part == "merge-tails" {
+                if std::mem::replace(&mut merge_tails, true) {
+                    bail!("--models {name}: merge-tails twice");
+                }
+                args.push("--merge-tails".to_string());
+                continue;
             } else if part == "spin" || part == "serialize" {
                 (&mut locks, "--lock-model", part)
             } else {
@@ -84,6 +92,11 @@ mod tests {
             ["--reconverge", "none", "--predicate", "12"]
         );
         assert!(Model::parse("ipdom+spin+serialize").is_err());
+        assert_eq!(
+            Model::parse("ipdom+merge-tails").unwrap().args,
+            ["--reconverge", "ipdom", "--merge-tails"]
+        );
+        assert!(Model::parse("merge-tails+merge-tails").is_err());
         assert!(Model::parse("ipdom++spin").is_err());
         assert!(Model::parse("a b").is_err());
         let names = ["ipdom".to_string(), "ipdom".to_string()];

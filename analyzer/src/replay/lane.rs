@@ -169,7 +169,7 @@ impl Warp<'_, '_, '_> {
             }
         }
         let func = lane.tracker.top().entry;
-        let block = lane.step.cblock;
+        let block = self.cfg.classes.of(lane.step.cblock);
         Ok(if d < depth {
             Next::Left
         } else if d > depth {

@@ -102,6 +102,8 @@ pub struct Replay<'a> {
     pub spin_wait: &'a crate::spin_wait::SpinWait,
     /// Whether spin-wait code is issued or left out (`--spin-wait`).
     pub spin_wait_rule: crate::spin_wait::SpinWaitRule,
+    /// The block each block issues as (`--merge-tails`).
+    pub classes: &'a crate::tail_copies::BlockClasses,
 }
 
 impl Replay<'_> {

@@ -29,7 +29,8 @@ impl Warp<'_, '_, '_> {
         let mut starts: Vec<Group> = Vec::new();
         for (i, lane) in self.lanes.iter().enumerate() {
             if !lane.done {
-                add_group(&mut starts, lane.step.cblock, lane.tracker.top().entry, i);
+                let block = self.cfg.classes.of(lane.step.cblock);
+                add_group(&mut starts, block, lane.tracker.top().entry, i);
             }
         }
         for &(block, func, mask) in starts.iter().rev() {
@@ -158,23 +159,25 @@ impl Warp<'_, '_, '_> {
             if d < depth {
                 left |= 1 << i;
             } else if d == depth {
-                add_group(&mut self.groups, lane.step.cblock, func, i);
+                add_group(
+                    &mut self.groups,
+                    self.cfg.classes.of(lane.step.cblock),
+                    func,
+                    i,
+                );
             } else {
                 // Inside a callee of this frame, maybe several calls deep (a
                 // lane that released a lock inside a wrapper function): it
                 // returns here through a return-site entry per frame between.
                 let frames = &lane.tracker.frames()[depth as usize + 1..];
-                let call = frames[0].call_node.unwrap_or(lane.step.cblock);
+                let at = self.cfg.classes.of(lane.step.cblock);
+                let call = frames[0].call_node.unwrap_or(at);
                 let signature = frames.iter().fold(0u64, |h, f| {
                     let node = f.call_node.map_or(u64::MAX, u64::from);
                     (h.rotate_left(5) ^ f.entry ^ node.rotate_left(32))
                         .wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 });
-                add_callee(
-                    &mut self.callees,
-                    (call, lane.step.cblock, func, 0, d, signature),
-                    i,
-                );
+                add_callee(&mut self.callees, (call, at, func, 0, d, signature), i);
             }
         }
         left
@@ -197,7 +200,7 @@ impl Warp<'_, '_, '_> {
         let mut lanes: ArrayVec<LaneIssue<'_>, 64> = ArrayVec::new();
         for i in bits(live) {
             let lane = &self.lanes[i];
-            elsewhere |= lane.step.cblock != b;
+            elsewhere |= self.cfg.classes.of(lane.step.cblock) != b;
             let n = u64::from(lane.step.insns);
             thread += n;
             warp = warp.max(n);
@@ -216,7 +219,7 @@ impl Warp<'_, '_, '_> {
     #[inline(always)]
     fn execute_lone(&mut self, b: CBlockId, i: usize, e: &Entry) -> bool {
         let lane = &self.lanes[i];
-        if lane.step.cblock != b {
+        if self.cfg.classes.of(lane.step.cblock) != b {
             return false;
         }
         let n = u64::from(lane.step.insns);
