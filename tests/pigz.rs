@@ -250,3 +250,52 @@ fn the_stripped_program_is_a_module_and_info_charges_its_code_to_it() {
         .collect();
     assert!(rows.iter().all(|f| names.contains(&f[2])), "{stdout}");
 }
+
+/// pigz with 32 compression threads: 34 threads whose encoders write their
+/// chunks at the same time. The Valgrind tool keeps the trace files it has
+/// open at once under what Valgrind leaves it (about ten file descriptors):
+/// with more, Valgrind's assertion in VG_(safe_fd) killed the run (three
+/// runs in four while the machine was writing other traces). Traced once as
+/// it comes and once with every trace file held open 20 ms longer
+/// (`--tf-hold-files`, as a slow disk would), which killed every run before
+/// the limit; each must finish and match pigz's own output.
+#[test]
+fn thirty_two_threads_trace_every_time() {
+    let dir = tempdir();
+    let input = dir.path().join("input.txt");
+    let gen = Command::new(workload("gen_text"))
+        .arg("4500000") // 35 blocks of 128 KiB: every thread busy
+        .stdout(std::fs::File::create(&input).unwrap())
+        .status()
+        .unwrap();
+    assert!(gen.success());
+    let native = Command::new("pigz")
+        .args(["-p", "32", "-c"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(native.status.success());
+    for (run, tracer_args) in [(1, ""), (2, "--tf-hold-files=20")] {
+        let trace = dir.path().join(format!("trace-{run}"));
+        let out = tf()
+            .env("TF_TRACER_ARGS", tracer_args)
+            .arg("trace")
+            .arg("-o")
+            .arg(&trace)
+            .args(["--", "pigz", "-p", "32", "-c"])
+            .arg(&input)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "run {run}: {stderr}");
+        assert!(
+            stderr.starts_with("tf: traced 34 threads"),
+            "run {run}: {stderr}"
+        );
+        assert!(
+            out.stdout == native.stdout,
+            "run {run}: pigz's output differs"
+        );
+        std::fs::remove_dir_all(&trace).unwrap();
+    }
+}

@@ -56,6 +56,7 @@ extern XArray *tf_exclude;      /* of const HChar*: --tf-exclude */
 extern Bool tf_disabled;        /* in a forked child: record nothing */
 extern Bool tf_verbose;         /* --tf-verbose=yes: describe roles on stderr */
 extern Int tf_bench;            /* --tf-bench: skip work, to measure where time goes */
+extern Int tf_hold_files;       /* --tf-hold-files: ms each trace file stays open longer */
 extern Int tf_encoders;         /* --tf-encoders: encoder threads (0: one per spare core) */
 extern Bool tf_worksharing;     /* --tf-worksharing: loop_chunk and static_loop events */
 

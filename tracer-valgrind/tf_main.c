@@ -24,6 +24,7 @@ XArray *tf_exclude;
 Bool tf_disabled;
 Bool tf_verbose;
 Int tf_bench;
+Int tf_hold_files;
 Int tf_encoders;
 Bool tf_worksharing = True;
 

@@ -17,6 +17,7 @@ Bool tf_process_option(const HChar *arg)
       VG_(addToXA)(tf_exclude, &v);
    } else if VG_BOOL_CLO (arg, "--tf-verbose", tf_verbose) {
    } else if VG_INT_CLO (arg, "--tf-bench", tf_bench) {
+   } else if VG_BINT_CLO (arg, "--tf-hold-files", tf_hold_files, 0, 10000) {
    } else if VG_BINT_CLO (arg, "--tf-encoders", tf_encoders, 0, 8) {
    } else if VG_BOOL_CLO (arg, "--tf-worksharing", tf_worksharing) {
    } else if VG_BOOL_CLO (arg, "--tf-follow-exec", tf_follow_exec) {
@@ -42,6 +43,9 @@ void tf_print_debug_usage(void)
    VG_(printf)("    --tf-bench=0|1|2|3    measure where time goes: 1 drops the raw records,\n"
                "                          2 runs the state machine but not the encoder,\n"
                "                          3 encodes but writes no thread file [0]\n"
+               "    --tf-hold-files=MS    keep each trace file open MS ms longer after a\n"
+               "                          write, as a slow disk would (checks that the\n"
+               "                          tool stays within Valgrind's descriptors) [0]\n"
                "    --tf-worksharing=no   record no loop_chunk or static_loop events, as the Pin\n"
                "                          tool (manifest key worksharing false) [yes]\n");
 }

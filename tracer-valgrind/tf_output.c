@@ -1,9 +1,14 @@
 /* Files of the trace directory (FORMAT.md section 2), and the tool's error
- * messages: the leaf every other file may call. Files are opened for each chunk and closed right after: a
- * process may have hundreds of threads but Valgrind keeps only a dozen file
- * descriptors for itself, and a chunk is large enough (1 MiB) that the
- * open/close cost does not matter. */
+ * messages: the leaf every other file may call. Files are opened for each
+ * chunk and closed right after: a process may have hundreds of threads but
+ * Valgrind keeps only about ten file descriptors for itself and its tool,
+ * and a chunk is large enough (1 MiB) that the open/close cost does not
+ * matter. Up to eight encoder threads write chunks at once, so at most
+ * MAX_OPEN_FILES trace files are open at a time: with one more descriptor
+ * wanted than Valgrind has left, VG_(safe_fd) fails an assertion and the
+ * run dies. */
 #include "tf.h"
+#include "tf_sys.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
@@ -52,13 +57,54 @@ static Bool write_all(Int fd, const UChar *data, SizeT len)
    return True;
 }
 
-/* Opens `name` for writing: truncated when `create`, else for appending. */
+#define MAX_OPEN_FILES 3
+
+/* Trace files open now (at most MAX_OPEN_FILES); a futex word. */
+static volatile UInt open_files;
+
+/* Waits until fewer than MAX_OPEN_FILES trace files are open, and counts
+ * one more. */
+static void take_file_slot(void)
+{
+   for (;;) {
+      UInt n = open_files;
+      if (n < MAX_OPEN_FILES) {
+         if (__sync_bool_compare_and_swap(&open_files, n, n + 1))
+            return;
+      } else {
+         futex_wait(&open_files, n);
+      }
+   }
+}
+
+static void give_file_slot(void)
+{
+   __sync_fetch_and_sub(&open_files, 1);
+   futex_wake(&open_files);
+}
+
+/* Opens `name` for writing: truncated when `create`, else for appending;
+ * holds a file slot while it is open (close it with close_file). */
 static Int open_file(const HChar *path, Bool create)
 {
-   SysRes r = VG_(open)(path, VKI_O_WRONLY | (create ? VKI_O_CREAT | VKI_O_TRUNC : VKI_O_APPEND), 0644);
-   if (sr_isError(r))
+   SysRes r;
+   take_file_slot();
+   r = VG_(open)(path, VKI_O_WRONLY | (create ? VKI_O_CREAT | VKI_O_TRUNC : VKI_O_APPEND), 0644);
+   if (sr_isError(r)) {
+      give_file_slot();
       return -1;
+   }
    return VG_(safe_fd)((Int)sr_Res(r));
+}
+
+static void close_file(Int fd)
+{
+   if (tf_hold_files > 0) {
+      struct vki_timespec ts = {tf_hold_files / 1000, (tf_hold_files % 1000) * 1000000L};
+      sys(__NR_nanosleep, (long)(Addr)&ts, 0, 0, 0);
+   }
+   VG_(close)(fd);
+   give_file_slot();
 }
 
 Bool tf_output_append(const HChar *name, Bool *created, const UChar *header,
@@ -80,7 +126,7 @@ Bool tf_output_append(const HChar *name, Bool *created, const UChar *header,
       ok = write_all(fd, header, TF_FILE_HEADER_SIZE);
    ok = ok && write_all(fd, data, len);
    *created = True;
-   VG_(close)(fd);
+   close_file(fd);
    if (!ok)
       report_failure(path);
    return ok;
@@ -100,7 +146,7 @@ Bool tf_output_replace(const HChar *name, const UChar *data, SizeT len)
    fd = tmp && path ? open_file(tmp, True) : -1;
    ok = fd >= 0 && write_all(fd, data, len);
    if (fd >= 0)
-      VG_(close)(fd);
+      close_file(fd);
    if (!ok || VG_(rename)(tmp, path) != 0) {
       report_failure(path);
       return False;

@@ -17,6 +17,7 @@
  * Valgrind's lock. Segments come back through a second ring.
  */
 #include "tf.h"
+#include "tf_sys.h"
 #include "libvex_guest_offsets.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -55,32 +56,6 @@ static void set_cursor(Thread *t, ULong *c)
    t->cursor = c;
    if (t->running)
       VG_(set_shadow_regs_area)(t->vgtid, 1, SH_CUR, 8, (const UChar *)&v);
-}
-
-/* ---- system calls of the tool's own ---- */
-
-static inline long sys(long n, long a, long b, long c, long d)
-{
-   long r;
-   register long r10 __asm__("r10") = d;
-   __asm__ volatile("syscall"
-                    : "=a"(r)
-                    : "0"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
-                    : "rcx", "r11", "memory");
-   return r;
-}
-
-#define FUTEX_WAIT_PRIVATE 128
-#define FUTEX_WAKE_PRIVATE 129
-
-static void futex_wait(volatile UInt *w, UInt val)
-{
-   sys(__NR_futex, (long)(Addr)w, FUTEX_WAIT_PRIVATE, val, 0);
-}
-
-static void futex_wake(volatile UInt *w)
-{
-   sys(__NR_futex, (long)(Addr)w, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0);
 }
 
 #define FENCE() __sync_synchronize()
