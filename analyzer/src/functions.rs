@@ -26,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+use crate::go_names::{module_go_functions, GoFunctions};
 use crate::symbols::{in_module, Symbols};
 use rustc_hash::FxHashMap as HashMap;
 use tf_trace::{BlockTable, FunctionId};
@@ -80,20 +81,27 @@ impl FunctionTable {
         let mut entries: Vec<u64> = frame_entries.into_iter().collect();
         entries.sort_unstable();
         entries.dedup();
-        // PLT stubs' names, by module base, read when a frame starts in it
+        // PLT stubs' and Go functions' names, by module base, read when a
+        // frame starts in it
         let mut plts: HashMap<u64, std::collections::HashMap<u64, String>> = HashMap::default();
+        let mut go: HashMap<u64, (GoFunctions, u64)> = HashMap::default();
         for entry in entries {
             let id = match symbols.at_entry(entry) {
                 Some(f) => f,
                 None => {
                     let (module, base) = module_of(entry).unwrap_or_default();
-                    let plt = table.module_containing(entry).and_then(|m| {
-                        (plts.entry(m.base))
+                    let known = table.module_containing(entry).and_then(|m| {
+                        let stub = (plts.entry(m.base))
                             .or_insert_with(|| crate::plt::module_plt_names(&m.path, m.base))
                             .get(&entry)
-                            .cloned()
+                            .cloned();
+                        stub.or_else(|| {
+                            let (functions, bias) = (go.entry(m.base))
+                                .or_insert_with(|| module_go_functions(&m.path, m.base));
+                            functions.name(entry.wrapping_sub(*bias))
+                        })
                     });
-                    let name = match plt {
+                    let name = match known {
                         Some(name) => name,
                         None if module.is_empty() => format!("{entry:#x}"),
                         None => in_module(&module, base, entry),

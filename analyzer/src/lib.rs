@@ -14,6 +14,7 @@ pub mod code_flow;
 mod first_pass;
 pub mod frames;
 pub mod functions;
+pub mod go_names;
 pub mod ipdom;
 pub mod lane_source;
 pub mod lanes;
