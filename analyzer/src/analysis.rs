@@ -138,7 +138,17 @@ pub fn analyze_observed<O: Observer>(
     if let Some(&w) = opts.widths.iter().find(|&&w| !(1..=64).contains(&w)) {
         return Err(Error::Width(w));
     }
-    let canon = CanonicalBlocks::build(trace.blocks());
+    let canon = if opts.merge_tails {
+        crate::common_tails::canonical_blocks(trace.blocks())
+    } else {
+        CanonicalBlocks::build(trace.blocks())
+    };
+    // The first pass's graphs hold the blocks as cut: the index keeps them
+    // apart for --merge-tails.
+    let index_key = match opts.merge_tails {
+        true => format!("{} merge-tails", opts.unit),
+        false => opts.unit.to_string(),
+    };
     let symbols = Symbols::new(trace.blocks());
     let entry_of = |f: FunctionId| symbols.entry(f);
     let runtime = openmp_runtime(trace);
@@ -165,7 +175,7 @@ pub fn analyze_observed<O: Observer>(
         &mut job,
         &tids,
         &units_rule,
-        &opts.unit.to_string(),
+        &index_key,
         canon.len(),
         opts.index,
     );

@@ -87,7 +87,15 @@ pub struct CanonicalBlocks {
 impl CanonicalBlocks {
     /// Splits every block of the table at every block start inside it.
     pub fn build(table: &BlockTable) -> CanonicalBlocks {
-        let leaders: HashSet<u64> = table.iter().map(|b| b.address()).collect();
+        CanonicalBlocks::build_with(table, &[])
+    }
+
+    /// [`build`](Self::build), also splitting at the instructions at
+    /// `starts` (`--merge-tails`' shared tails: crate::common_tails).
+    pub fn build_with(table: &BlockTable, starts: &[u64]) -> CanonicalBlocks {
+        let leaders: HashSet<u64> = (table.iter().map(|b| b.address()))
+            .chain(starts.iter().copied())
+            .collect();
         let mut ids: HashMap<(u64, u64), CBlockId> = HashMap::new();
         let mut blocks = Vec::new();
         let mut pieces = Vec::new();

@@ -11,6 +11,7 @@ pub mod blocks;
 pub mod cfg;
 pub mod coalesce;
 pub mod code_flow;
+pub mod common_tails;
 mod first_pass;
 pub mod frames;
 pub mod functions;

@@ -46,7 +46,7 @@ pub struct BlockClasses {
 
 /// How a block ends, as far as copies go.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Tail {
+pub(crate) enum Tail {
     /// A conditional branch on this condition (the lower-numbered of the
     /// condition and its opposite): successors (taken, next), or swapped.
     Branch(ConditionCode),
@@ -60,32 +60,53 @@ enum Tail {
     Own(CBlockId),
 }
 
-/// A block's instructions but the last, its function, and how it ends.
-type Signature = (FunctionId, bool, Vec<Instruction>, Tail);
+/// A block's function (and whether it is a cold part), its instructions but
+/// the last, and how it ends.
+pub(crate) type Signature = (FunctionId, bool, Vec<Instruction>, Tail);
+
+/// Where a block goes on to, in its tail's order: a block of the trace, or
+/// an address that starts none.
+pub(crate) type Successor = Result<CBlockId, u64>;
+
+/// What copies of each block of `canon` must share: its signature, and where
+/// it goes on to. A block in `own` (entries and, when known, spin-wait code)
+/// has no copy.
+pub(crate) fn describe(
+    canon: &CanonicalBlocks,
+    table: &BlockTable,
+    own: impl Fn(CBlockId) -> bool,
+) -> Vec<(Signature, Vec<Successor>)> {
+    let at: FxHashMap<u64, CBlockId> = (canon.blocks().iter().enumerate())
+        .map(|(c, b)| (b.address, c as CBlockId))
+        .collect();
+    let target = |a: u64| at.get(&a).map_or(Err(a), |&c| Ok(c));
+    (0..canon.len() as CBlockId)
+        .map(|c| {
+            let cb = canon.block(c);
+            let mut insns: Vec<Instruction> = instructions(canon, table, c).collect();
+            let last = insns.pop();
+            let alone = cb.is_entry || own(c) || last.is_none();
+            let (tail, next) = match last
+                .filter(|_| !alone)
+                .and_then(|i| tail(&i, cb.end_address))
+            {
+                Some(t) => t,
+                None => (Tail::Own(c), vec![]),
+            };
+            let next = next.into_iter().map(target).collect();
+            ((cb.function, cb.is_cold, insns, tail), next)
+        })
+        .collect()
+}
 
 impl BlockClasses {
     /// The classes of `canon`'s blocks: copies merged (see the module), but
     /// for spin-wait code.
     pub fn find(canon: &CanonicalBlocks, table: &BlockTable, spin_wait: &SpinWait) -> BlockClasses {
-        let at: FxHashMap<u64, CBlockId> = (canon.blocks().iter().enumerate())
-            .map(|(c, b)| (b.address, c as CBlockId))
-            .collect();
-        // A successor that is no block of the trace stands for itself.
-        let target = |a: u64| at.get(&a).map_or(Err(a), |&c| Ok(c));
-        let mut signatures: Vec<Signature> = Vec::with_capacity(canon.len());
-        let mut successors: Vec<Vec<Result<CBlockId, u64>>> = Vec::with_capacity(canon.len());
-        for c in 0..canon.len() as CBlockId {
-            let cb = canon.block(c);
-            let mut insns: Vec<Instruction> = instructions(canon, table, c).collect();
-            let last = insns.pop();
-            let own = cb.is_entry || spin_wait.holds(c) || last.is_none();
-            let (tail, next) = match last.filter(|_| !own).and_then(|i| tail(&i, cb.end_address)) {
-                Some(t) => t,
-                None => (Tail::Own(c), vec![]),
-            };
-            signatures.push((cb.function, cb.is_cold, insns, tail));
-            successors.push(next.into_iter().map(target).collect());
-        }
+        let (signatures, successors): (Vec<Signature>, Vec<Vec<Successor>>) =
+            describe(canon, table, |c| spin_wait.holds(c))
+                .into_iter()
+                .unzip();
         let mut class = number(signatures.iter());
         loop {
             let keys: Vec<(u32, Vec<Result<u32, u64>>)> = (0..canon.len())
