@@ -20,12 +20,7 @@ fn a_stripped_go_program_is_named_from_its_own_table() {
     );
     let dir = tempdir();
     let input = dir.path().join("input.txt");
-    let gen = Command::new(workload("gen_text"))
-        .arg("200000")
-        .stdout(std::fs::File::create(&input).unwrap())
-        .status()
-        .unwrap();
-    assert!(gen.success());
+    text_file(&input, 200_000);
     let trace = dir.path().join("trace");
     let sealed = dir.path().join("input.age");
     let r = RECIPIENT;

@@ -25,12 +25,7 @@ fn pigz() -> &'static Pigz {
         );
         let dir = made_once("pigz", |dir| {
             let input = dir.join("input.txt");
-            let gen = Command::new(workload("gen_text"))
-                .arg("20000000")
-                .stdout(std::fs::File::create(&input).unwrap())
-                .status()
-                .unwrap();
-            assert!(gen.success());
+            text_file(&input, 20_000_000);
             let native_output = dir.join("native.gz");
             let status = Command::new("pigz")
                 .args(["-p", "4", "-c"])
@@ -263,12 +258,7 @@ fn the_stripped_program_is_a_module_and_info_charges_its_code_to_it() {
 fn thirty_two_threads_trace_every_time() {
     let dir = tempdir();
     let input = dir.path().join("input.txt");
-    let gen = Command::new(workload("gen_text"))
-        .arg("4500000") // 35 blocks of 128 KiB: every thread busy
-        .stdout(std::fs::File::create(&input).unwrap())
-        .status()
-        .unwrap();
-    assert!(gen.success());
+    text_file(&input, 4_500_000); // 35 blocks of 128 KiB: every thread busy
     let native = Command::new("pigz")
         .args(["-p", "32", "-c"])
         .arg(&input)

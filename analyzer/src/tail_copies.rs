@@ -277,6 +277,14 @@ mod tests {
         )
     }
 
+    /// The light arm's latch at 0x13ab: `cmp rcx, r8; jg` 0x13b0 + `disp`.
+    fn light_latch(disp: u8) -> BlockDef {
+        BlockDef::new(0x13ab)
+            .code(&[0x49, 0x39, 0xc8, 0x7f, disp])
+            .insns(&[3, 2])
+            .end(EndKind::Branch)
+    }
+
     fn at(canon: &CanonicalBlocks, address: u64) -> CBlockId {
         (0..canon.len() as CBlockId)
             .find(|&c| canon.block(c).address == address)
@@ -285,12 +293,8 @@ mod tests {
 
     #[test]
     fn a_latch_and_its_inverted_copy_are_one_block() {
-        // 0x13ab: cmp rcx, r8; jg 0x138d (the opposite test, targets swapped)
-        let copy = BlockDef::new(0x13ab)
-            .code(&[0x49, 0x39, 0xc8, 0x7f, 0xdd])
-            .insns(&[3, 2])
-            .end(EndKind::Branch);
-        let (classes, canon) = latch_loop(copy);
+        // jg 0x138d: the opposite test, targets swapped
+        let (classes, canon) = latch_loop(light_latch(0xdd));
         let b = |a| at(&canon, a);
         assert_eq!(
             classes.of(b(0x13ab)),
@@ -316,12 +320,8 @@ mod tests {
 
     #[test]
     fn a_latch_that_goes_elsewhere_is_no_copy() {
-        // 0x13ab: cmp rcx, r8; jg 0x139b (the light arm, not the test)
-        let other = BlockDef::new(0x13ab)
-            .code(&[0x49, 0x39, 0xc8, 0x7f, 0xeb])
-            .insns(&[3, 2])
-            .end(EndKind::Branch);
-        let (classes, canon) = latch_loop(other);
+        // jg 0x139b: back to the light arm, not to the test
+        let (classes, canon) = latch_loop(light_latch(0xeb));
         assert_eq!(classes.merged(), 0);
         let b = at(&canon, 0x13ab);
         assert_eq!(classes.of(b), b);

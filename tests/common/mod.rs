@@ -48,6 +48,18 @@ pub fn workload_at(name: &str, opt: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// Writes `bytes` bytes of generated English-like text to `path`
+/// (workloads/gen_text.c), an input for the real programs the tests trace.
+pub fn text_file(path: &Path, bytes: u64) {
+    let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let status = Command::new(workload("gen_text"))
+        .arg(bytes.to_string())
+        .stdout(file)
+        .status()
+        .unwrap();
+    assert!(status.success(), "gen_text {bytes} failed");
+}
+
 /// Runs `f` holding an exclusive lock on the file `lock` (made if missing):
 /// test processes that run side by side take turns (under `cargo nextest`
 /// every test is a process of its own).
