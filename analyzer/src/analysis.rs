@@ -139,6 +139,7 @@ pub fn analyze_observed<O: Observer>(
         return Err(Error::Width(w));
     }
     let canon = if opts.merge_tails {
+        progress.stage("cutting shared tails (--merge-tails)", 0);
         crate::common_tails::canonical_blocks(trace.blocks())
     } else {
         CanonicalBlocks::build(trace.blocks())
@@ -186,6 +187,7 @@ pub fn analyze_observed<O: Observer>(
     let (units_rule, cut_again) = units_rule.resolve(outlined);
     let spin_wait = SpinWait::find(&canon, trace.blocks(), &cfgs);
     let classes = if opts.merge_tails {
+        progress.stage("merging tail copies", 0);
         BlockClasses::find(&canon, trace.blocks(), &spin_wait)
     } else {
         BlockClasses::default()
