@@ -26,7 +26,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::go_names::{module_go_functions, GoFunctions};
+use crate::go_names::GoFunctions;
 use crate::symbols::{in_module, Symbols};
 use rustc_hash::FxHashMap as HashMap;
 use tf_trace::{BlockTable, FunctionId};
@@ -81,25 +81,18 @@ impl FunctionTable {
         let mut entries: Vec<u64> = frame_entries.into_iter().collect();
         entries.sort_unstable();
         entries.dedup();
-        // PLT stubs' and Go functions' names, by module base, read when a
-        // frame starts in it
-        let mut plts: HashMap<u64, std::collections::HashMap<u64, String>> = HashMap::default();
-        let mut go: HashMap<u64, (GoFunctions, u64)> = HashMap::default();
+        // names of code without symbols, by module base, read when a frame
+        // starts in it
+        let mut unnamed: HashMap<u64, ModuleNames> = HashMap::default();
         for entry in entries {
             let id = match symbols.at_entry(entry) {
                 Some(f) => f,
                 None => {
                     let (module, base) = module_of(entry).unwrap_or_default();
                     let known = table.module_containing(entry).and_then(|m| {
-                        let stub = (plts.entry(m.base))
-                            .or_insert_with(|| crate::plt::module_plt_names(&m.path, m.base))
-                            .get(&entry)
-                            .cloned();
-                        stub.or_else(|| {
-                            let (functions, bias) = (go.entry(m.base))
-                                .or_insert_with(|| module_go_functions(&m.path, m.base));
-                            functions.name(entry.wrapping_sub(*bias))
-                        })
+                        (unnamed.entry(m.base))
+                            .or_insert_with(|| ModuleNames::read(&m.path, m.base))
+                            .name(entry)
                     });
                     let name = match known {
                         Some(name) => name,
@@ -133,5 +126,39 @@ impl FunctionTable {
     /// Function `id`.
     pub fn info(&self, id: FunctionId) -> &FunctionInfo {
         self.infos.get(id as usize).unwrap_or(&self.infos[0])
+    }
+}
+
+/// The names a module gives code that has no symbol: its PLT stubs'
+/// (`strcmp@plt`) and, in a Go program, its functions' (read once, from the
+/// module's file).
+#[derive(Default)]
+struct ModuleNames {
+    /// PLT stubs' names by run-time address.
+    plt: std::collections::HashMap<u64, String>,
+    go: GoFunctions,
+    /// Run-time address − file address.
+    bias: u64,
+}
+
+impl ModuleNames {
+    fn read(path: &[u8], base: u64) -> ModuleNames {
+        let Some((data, bias)) = crate::symbols::module_file(path, base) else {
+            return ModuleNames::default();
+        };
+        let plt = (crate::plt::plt_names(&data).into_iter())
+            .map(|(at, name)| (at.wrapping_add(bias), name))
+            .collect();
+        ModuleNames {
+            plt,
+            go: GoFunctions::read(&data),
+            bias,
+        }
+    }
+
+    /// The name of the code at run-time address `at`, if the module gives
+    /// it one.
+    fn name(&self, at: u64) -> Option<String> {
+        (self.plt.get(&at).cloned()).or_else(|| self.go.name(at.wrapping_sub(self.bias)))
     }
 }

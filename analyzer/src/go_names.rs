@@ -171,16 +171,6 @@ fn parse(t: &[u8], text: Option<u64>, code: (u64, u64)) -> Option<GoFunctions> {
     (sorted && in_code(end) && functions.last()?.0 <= end).then_some(GoFunctions { functions, end })
 }
 
-/// The Go functions of the module file at `path` mapped at `base`, by their
-/// run-time addresses' lookup ([`GoFunctions::name`] takes file addresses:
-/// subtract the bias given).
-pub(crate) fn module_go_functions(path: &[u8], base: u64) -> (GoFunctions, u64) {
-    match crate::symbols::module_file(path, base) {
-        Some((data, bias)) => (GoFunctions::read(&data), bias),
-        None => (GoFunctions::default(), 0),
-    }
-}
-
 #[cfg(test)]
 #[path = "go_names_tests.rs"]
 mod tests;

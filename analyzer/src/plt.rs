@@ -90,17 +90,6 @@ fn got_slot_names(elf: &ElfFile64<'_, LittleEndian>) -> HashMap<u64, String> {
         .collect()
 }
 
-/// Names of the PLT entries of the module file at `path` mapped at `base`,
-/// by run-time address (see [`plt_names`]).
-pub(crate) fn module_plt_names(path: &[u8], base: u64) -> HashMap<u64, String> {
-    let Some((data, bias)) = crate::symbols::module_file(path, base) else {
-        return HashMap::new();
-    };
-    (plt_names(&data).into_iter())
-        .map(|(at, name)| (at.wrapping_add(bias), name))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::jump_slot;
