@@ -73,14 +73,12 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[Resolved]) 
                 "tf: the tracer did not finish: the trace is incomplete, {written} written; what was written can be read (tf info {shown})"
             ),
         }
-        eprintln!("tf: the program's status was {code}; tf exits with {INCOMPLETE_TRACE}");
-        return INCOMPLETE_TRACE;
+        return incomplete_trace(code);
     }
     if let Some(why) = trace.as_ref().and_then(processes::incomplete_reason) {
         eprintln!("{}", summary::line(dir));
         eprintln!("tf: {why}");
-        eprintln!("tf: the program's status was {code}; tf exits with {INCOMPLETE_TRACE}");
-        return INCOMPLETE_TRACE;
+        return incomplete_trace(code);
     }
     for w in trace.iter().flat_map(processes::warnings) {
         eprintln!("tf: warning: {w}");
@@ -131,6 +129,13 @@ pub fn finish(dir: &Path, created: bool, status: ExitStatus, only: &[Resolved]) 
         return INCOMPLETE_TRACE;
     }
     code
+}
+
+/// Says that the program's status `code` gives way to the status of an
+/// incomplete trace, and returns that.
+fn incomplete_trace(code: i32) -> i32 {
+    eprintln!("tf: the program's status was {code}; tf exits with {INCOMPLETE_TRACE}");
+    INCOMPLETE_TRACE
 }
 
 /// Summary lines of followed traces printed before a count stands for the

@@ -10,6 +10,7 @@
  * program that an execve of the run starts is traced too, each into a trace
  * of its own under DIR/execs (FORMAT.md section 2). */
 #include "tf.h"
+#include "tf_sys.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -20,19 +21,15 @@
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 
-/* Core function (no tool header declares it): mkdir is not among the
- * tool's file functions. */
-extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3, RegWord a4,
-                              RegWord a5, RegWord a6, RegWord a7, RegWord a8);
-
 Bool tf_follow_exec;
 
-/* Creates `path`; whether it was created (False if it exists). */
+/* Creates `path` (mkdir is not among the tool's file functions: a system
+ * call of the tool's own); whether it was created (False if it exists). */
 static Bool make_dir(const HChar *path, Bool *exists)
 {
-   SysRes r = VG_(do_syscall)(__NR_mkdir, (RegWord)path, 0755, 0, 0, 0, 0, 0, 0);
-   *exists = sr_isError(r) && sr_Err(r) == VKI_EEXIST;
-   return !sr_isError(r);
+   long r = sys(__NR_mkdir, (long)(Addr)path, 0755, 0, 0);
+   *exists = r == -VKI_EEXIST;
+   return r == 0;
 }
 
 const HChar *tf_process_trace_dir(const HChar *dir)

@@ -1,7 +1,6 @@
 //! The whole analysis: scan, graphs, units, warps, replay, report.
 
 use crate::blocks::CanonicalBlocks;
-use crate::cfg::Cfgs;
 use crate::first_pass::first_pass;
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
@@ -192,10 +191,7 @@ pub fn analyze_observed<O: Observer>(
     } else {
         BlockClasses::default()
     };
-    // The graphs the SIMT stack reconverges on: copies merged.
-    let issued_cfgs: Cfgs = (cfgs.iter())
-        .map(|(&f, cfg)| (f, classes.graph(cfg)))
-        .collect();
+    let issued_cfgs = classes.graphs(&cfgs);
     progress.stage("post-dominators", cfgs.len() as u64);
     let per_function: Vec<(u64, Ipdom)> = issued_cfgs
         .par_iter()

@@ -22,11 +22,12 @@
 //! of functions, and spin-wait code stay themselves.
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
-use crate::cfg::{FunctionCfg, VEXIT};
+use crate::cfg::{Cfgs, FunctionCfg, VEXIT};
 use crate::code_flow::instructions;
 use crate::spin_wait::SpinWait;
 use iced_x86::{ConditionCode, FlowControl, Instruction};
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use tf_trace::{BlockTable, FunctionId};
 
 /// The block each canonical block issues as: itself, or the lowest copy of
@@ -147,12 +148,19 @@ impl BlockClasses {
         }
     }
 
-    /// Function graph `cfg` with each block replaced by the block it issues
-    /// as (the same graph when no block merges).
-    pub fn graph(&self, cfg: &FunctionCfg) -> FunctionCfg {
+    /// The function graphs `cfgs` with each block replaced by the block it
+    /// issues as: the graphs the SIMT stack reconverges on (`cfgs` itself
+    /// when no block merges).
+    pub fn graphs<'c>(&self, cfgs: &'c Cfgs) -> Cow<'c, Cfgs> {
         if self.of.is_none() {
-            return cfg.clone();
+            return Cow::Borrowed(cfgs);
         }
+        Cow::Owned(cfgs.iter().map(|(&f, cfg)| (f, self.graph(cfg))).collect())
+    }
+
+    /// Function graph `cfg` with each block replaced by the block it issues
+    /// as.
+    fn graph(&self, cfg: &FunctionCfg) -> FunctionCfg {
         let node = |b: CBlockId| if b == VEXIT { b } else { self.of(b) };
         let sorted = |mut v: Vec<CBlockId>| {
             v.sort_unstable();

@@ -126,6 +126,13 @@ impl<'t> Lane<'t> {
 }
 
 impl Warp<'_, '_, '_> {
+    /// The block lane `i` stands at, as the SIMT stack sees it: its step's
+    /// block, or the copy that block issues as (`--merge-tails`).
+    #[inline(always)]
+    pub(super) fn block_of(&self, i: usize) -> CBlockId {
+        self.cfg.classes.of(self.lanes[i].step.cblock)
+    }
+
     /// Moves lane `i` (which ran in a frame at `depth`) to its next step.
     // Always inlined: called, its result came back through memory, written
     // in parts and read back whole, and the read stalled (store forwarding
@@ -169,7 +176,7 @@ impl Warp<'_, '_, '_> {
             }
         }
         let func = lane.tracker.top().entry;
-        let block = self.cfg.classes.of(lane.step.cblock);
+        let block = self.block_of(i);
         Ok(if d < depth {
             Next::Left
         } else if d > depth {

@@ -138,7 +138,7 @@ impl Warp<'_, '_, '_> {
         if !at_site || below.mask != 1 << i || lane.depth() != below.depth {
             return None;
         }
-        let block = self.cfg.classes.of(lane.step.cblock);
+        let block = self.block_of(i);
         let site = Entry {
             pc: Pc::Block(block),
             func: lane.tracker.top().entry,

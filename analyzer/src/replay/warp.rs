@@ -29,8 +29,7 @@ impl Warp<'_, '_, '_> {
         let mut starts: Vec<Group> = Vec::new();
         for (i, lane) in self.lanes.iter().enumerate() {
             if !lane.done {
-                let block = self.cfg.classes.of(lane.step.cblock);
-                add_group(&mut starts, block, lane.tracker.top().entry, i);
+                add_group(&mut starts, self.block_of(i), lane.tracker.top().entry, i);
             }
         }
         for &(block, func, mask) in starts.iter().rev() {
@@ -159,18 +158,14 @@ impl Warp<'_, '_, '_> {
             if d < depth {
                 left |= 1 << i;
             } else if d == depth {
-                add_group(
-                    &mut self.groups,
-                    self.cfg.classes.of(lane.step.cblock),
-                    func,
-                    i,
-                );
+                let at = self.block_of(i);
+                add_group(&mut self.groups, at, func, i);
             } else {
                 // Inside a callee of this frame, maybe several calls deep (a
                 // lane that released a lock inside a wrapper function): it
                 // returns here through a return-site entry per frame between.
                 let frames = &lane.tracker.frames()[depth as usize + 1..];
-                let at = self.cfg.classes.of(lane.step.cblock);
+                let at = self.block_of(i);
                 let call = frames[0].call_node.unwrap_or(at);
                 let signature = frames.iter().fold(0u64, |h, f| {
                     let node = f.call_node.map_or(u64::MAX, u64::from);
@@ -200,7 +195,7 @@ impl Warp<'_, '_, '_> {
         let mut lanes: ArrayVec<LaneIssue<'_>, 64> = ArrayVec::new();
         for i in bits(live) {
             let lane = &self.lanes[i];
-            elsewhere |= self.cfg.classes.of(lane.step.cblock) != b;
+            elsewhere |= self.block_of(i) != b;
             let n = u64::from(lane.step.insns);
             thread += n;
             warp = warp.max(n);
@@ -219,7 +214,7 @@ impl Warp<'_, '_, '_> {
     #[inline(always)]
     fn execute_lone(&mut self, b: CBlockId, i: usize, e: &Entry) -> bool {
         let lane = &self.lanes[i];
-        if self.cfg.classes.of(lane.step.cblock) != b {
+        if self.block_of(i) != b {
             return false;
         }
         let n = u64::from(lane.step.insns);
