@@ -4,8 +4,11 @@
 //! A runs `[0x10, 0x30)` while thread B enters at `0x20`. Lanes of a warp can
 //! only meet at a block they both name, so every dynamic block is split at
 //! every observed block start ("leader") that falls inside it. Each resulting
-//! piece is a *canonical block*, identified by its address range; a dynamic
-//! block becomes a fixed sequence of pieces.
+//! piece is a *canonical block*, identified by its address range and its
+//! code: code written at run time may put other instructions where some ran
+//! before (a JIT reusing its code space), and those are another block, which
+//! no lane running the first code meets. A dynamic block becomes a fixed
+//! sequence of pieces.
 //!
 //! ```
 //! use tf_analyzer::blocks::CanonicalBlocks;
@@ -96,7 +99,7 @@ impl CanonicalBlocks {
         let leaders: HashSet<u64> = (table.iter().map(|b| b.address()))
             .chain(starts.iter().copied())
             .collect();
-        let mut ids: HashMap<(u64, u64), CBlockId> = HashMap::new();
+        let mut ids: HashMap<(u64, u64, &[u8]), CBlockId> = HashMap::new();
         let mut blocks = Vec::new();
         let mut pieces = Vec::new();
         let mut piece_start = Vec::with_capacity(table.len() + 1);
@@ -107,6 +110,12 @@ impl CanonicalBlocks {
             let (entry, cold) = match table.function(b.function()) {
                 Some(f) => (f.entry, is_cold_name(&f.name)),
                 None => (u64::MAX, false),
+            };
+            let (code, offsets) = (b.code(), b.insn_offsets());
+            // The piece's code (none when the tracer recorded none).
+            let code_of = |start: usize, stop: usize| {
+                let end = offsets.get(stop).map_or(code.len(), |&o| o as usize);
+                code.get(offsets[start] as usize..end).unwrap_or(&[])
             };
             let mut start = 0usize;
             while start < n {
@@ -122,7 +131,8 @@ impl CanonicalBlocks {
                 };
                 let first_op = ops.partition_point(|o| (o.insn as usize) < start);
                 let end_op = ops.partition_point(|o| (o.insn as usize) < stop);
-                let id = *ids.entry((address, end_address)).or_insert_with(|| {
+                let key = (address, end_address, code_of(start, stop));
+                let id = *ids.entry(key).or_insert_with(|| {
                     blocks.push(CBlock {
                         address,
                         end_address,

@@ -95,3 +95,34 @@ fn steps_split_accesses_and_stop_at_a_fault() {
     assert_eq!(s.len(), 1);
     assert_eq!((s[0].insns, s[0].end), (1, EndKind::Other));
 }
+
+#[test]
+fn other_code_at_the_same_address_is_another_block() {
+    // Code written at run time: at 0x1000, first `xor eax,eax; xor ecx,ecx`
+    // then `mov eax,edi; add eax,eax`, both 4 bytes long; and the first
+    // code once more, as a tracer that did not reuse its id would record it.
+    let first = BlockDef::new(0x1000)
+        .code(&[0x31, 0xc0, 0x31, 0xc9])
+        .insns(&[2, 2])
+        .end(EndKind::Fallthrough);
+    let other = BlockDef::new(0x1000)
+        .code(&[0x89, 0xf8, 0x01, 0xc0])
+        .insns(&[2, 2])
+        .end(EndKind::Fallthrough);
+    let (t, ids) = table(&[first.clone(), other, first]);
+    let trace = t.finish();
+    let canon = CanonicalBlocks::build(trace.blocks());
+    let block = |k: usize| canon.pieces(ids[k])[0].cblock;
+    assert_ne!(
+        block(0),
+        block(1),
+        "other code: lanes running it never meet"
+    );
+    assert_eq!(
+        block(0),
+        block(2),
+        "the same code at the same place: one block"
+    );
+    assert_eq!(canon.len(), 2);
+    assert_eq!(canon.block(block(1)).origin.0, ids[1]);
+}

@@ -77,24 +77,32 @@ pub(crate) fn describe(
     table: &BlockTable,
     own: impl Fn(CBlockId) -> bool,
 ) -> Vec<(Signature, Vec<Successor>)> {
-    let at: FxHashMap<u64, CBlockId> = (canon.blocks().iter().enumerate())
-        .map(|(c, b)| (b.address, c as CBlockId))
-        .collect();
-    let target = |a: u64| at.get(&a).map_or(Err(a), |&c| Ok(c));
+    // The block at each address; `None` where code written at run time put
+    // several there, which a jump's target does not tell apart.
+    let mut at: FxHashMap<u64, Option<CBlockId>> = FxHashMap::default();
+    for (c, b) in canon.blocks().iter().enumerate() {
+        at.entry(b.address)
+            .and_modify(|k| *k = None)
+            .or_insert(Some(c as CBlockId));
+    }
+    let target = |a: u64| match at.get(&a) {
+        None => Some(Err(a)),
+        Some(k) => k.map(Ok),
+    };
     (0..canon.len() as CBlockId)
         .map(|c| {
             let cb = canon.block(c);
             let mut insns: Vec<Instruction> = instructions(canon, table, c).collect();
             let last = insns.pop();
             let alone = cb.is_entry || own(c) || last.is_none();
-            let (tail, next) = match last
+            let copyable = last
                 .filter(|_| !alone)
                 .and_then(|i| tail(&i, cb.end_address))
-            {
-                Some(t) => t,
-                None => (Tail::Own(c), vec![]),
-            };
-            let next = next.into_iter().map(target).collect();
+                .and_then(|(tail, next)| {
+                    let next: Option<Vec<Successor>> = next.into_iter().map(target).collect();
+                    Some((tail, next?))
+                });
+            let (tail, next) = copyable.unwrap_or((Tail::Own(c), vec![]));
             ((cb.function, cb.is_cold, insns, tail), next)
         })
         .collect()
