@@ -19,8 +19,12 @@
 # pzstd, plzip, 7zz, sort, x264, ImageMagick's convert-im6.q16 (OpenMP:
 # a generated picture of about SIZE bytes blurred and resized), ripgrep's rg
 # (Rust threads, searching the text cut into eight files), bwa (reads aligned
-# to a reference) and samtools (those alignments sorted); also pigz on
-# request. Inputs come from workloads/gen_text (text), workloads/gen_y4m
+# to a reference) and samtools (those alignments sorted), minimap2 (the same
+# reads aligned by its own thread pipeline), x265 (the video encoded by its
+# work-stealing thread pool), GraphicsMagick's gm (OpenMP under GCC's
+# runtime: the picture blurred and resized), vips (GLib's thread pool: the
+# picture blurred) and node (JavaScript compiled at run time, on worker
+# threads: workloads/node_workers.js hashing the text); also pigz on request. Inputs come from workloads/gen_text (text), workloads/gen_y4m
 # (video for x264) and workloads/gen_dna (a reference of a million bases and
 # SIZE/20 bytes of reads): the same size gives the same bytes. rg prints its
 # files in the order its threads finish them, so its outputs are compared
@@ -36,7 +40,7 @@ cd "$(dirname "$0")/.."
 
 size=20000000
 threads=4
-programs=pbzip2,lbzip2,xz,zstd,pzstd,plzip,7zz,sort,x264,convert-im6.q16,rg,bwa,samtools
+programs=pbzip2,lbzip2,xz,zstd,pzstd,plzip,7zz,sort,x264,convert-im6.q16,rg,bwa,samtools,minimap2,x265,gm,vips,node
 work=
 keep_traces=
 tf=
@@ -61,7 +65,8 @@ esac
 package_of() {
     case "$1" in
     xz) echo xz-utils ;; 7zz) echo 7zip ;; sort) echo coreutils ;;
-    convert-im6.q16) echo imagemagick ;; rg) echo ripgrep ;; *) echo "$1" ;;
+    convert-im6.q16) echo imagemagick ;; rg) echo ripgrep ;; gm) echo graphicsmagick ;;
+    vips) echo libvips-tools ;; node) echo nodejs ;; *) echo "$1" ;;
     esac
 }
 # Whether program $1 is among those to run.
@@ -102,10 +107,12 @@ if wants rg; then
     mkdir -p "$work/pieces"
     split -n l/8 -d "$work/input.txt" "$work/pieces/part-"
 fi
-if wants bwa || wants samtools; then
+if wants bwa || wants samtools || wants minimap2; then
     bases=1000000
     workloads/build/O1/gen_dna ref $bases > "$work/ref.fa"
     workloads/build/O1/gen_dna reads $bases $((size / 20)) > "$work/reads.fq"
+fi
+if wants bwa || wants samtools; then
     bwa index "$work/ref.fa" 2> /dev/null
 fi
 if wants samtools; then
@@ -118,6 +125,15 @@ if wants x264; then
     # finds under Valgrind (none found: its row shows the difference).
     x264_asm=$(valgrind --tool=none -q x264 --frames 1 -o /dev/null "$work/input.y4m" 2>&1 |
         sed -n 's/.*using cpu capabilities: //p' | tr 'A-Z ' 'a-z,') || true
+fi
+x265_asm=
+if wants x265; then # the same for x265, which spells them otherwise
+    x265_asm=$(valgrind --tool=none -q x265 --input "$work/input.y4m" --frames 1 -o /dev/null 2>&1 |
+        sed -n 's/.*using cpu capabilities: //p' | tr ' ' ',') || true
+fi
+if wants gm || wants vips; then # the picture convert-im6.q16 makes, as a file
+    side=$(awk -v s="$size" 'BEGIN { printf "%d", sqrt(s / 3) }')
+    gm convert -size "${side}x${side}" gradient:red-blue "$work/input.ppm"
 fi
 
 # The command line of program $1 (it writes its result to stdout).
@@ -142,6 +158,12 @@ command_of() {
     rg) echo rg -j "$n" --count-matches -e '\w+ing|th\w+' "$work/pieces" ;; # no glob characters
     bwa) echo bwa mem -t "$n" "$work/ref.fa" "$work/reads.fq" ;;
     samtools) echo samtools sort -@ "$n" -O bam "$work/aligned.sam" ;;
+    minimap2) echo minimap2 -t "$n" -a "$work/ref.fa" "$work/reads.fq" ;;
+    x265) echo x265 --pools "$n" --frame-threads 2 --preset fast ${x265_asm:+--asm "$x265_asm"} \
+        --input "$work/input.y4m" --output - ;;
+    gm) echo gm convert -limit threads "$n" "$work/input.ppm" -blur 0x2 -resize 150% ppm:- ;;
+    vips) echo vips --vips-concurrency="$n" gaussblur "$work/input.ppm" .ppm 2 ;;
+    node) echo node "$PWD/workloads/node_workers.js" "$n" "$in" ;;
     *) echo "real_programs.sh: unknown program $1" >&2; return 1 ;;
     esac
 }
@@ -167,6 +189,9 @@ for p in ${programs//,/ }; do
     if [ "$p" = rg ]; then # its files come in the order its threads finish them
         sort -o "$dir/native.out" "$dir/native.out"
         sort -o "$dir/traced.out" "$dir/traced.out"
+    fi
+    if [ "$p" = vips ]; then # its PPM header's comment holds the time it was written
+        LC_ALL=C sed -i '2s/^#.*/#/' "$dir/native.out" "$dir/traced.out"
     fi
     same=no
     cmp -s "$dir/native.out" "$dir/traced.out" && [ "$native_rc" = "$traced_rc" ] && same=yes
