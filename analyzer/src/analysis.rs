@@ -207,6 +207,7 @@ pub fn analyze_observed<O: Observer>(
         .collect();
     let mut warnings: Vec<String> = Vec::new();
     warnings.extend(crate::processes::warnings(trace));
+    warnings.extend(crate::functions::remapped_warning(trace.blocks()));
     let synthetic: usize = per_function.iter().map(|(_, i)| i.synthetic_edges).sum();
     if synthetic > 0 {
         warnings.push(format!(

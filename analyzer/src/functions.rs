@@ -162,3 +162,73 @@ impl ModuleNames {
         (self.plt.get(&at).cloned()).or_else(|| self.go.name(at.wrapping_sub(self.bias)))
     }
 }
+
+/// The warning for libraries mapped one after the other at the same
+/// addresses (a program that unloads one and loads another): code and data
+/// there are named, and given source lines, from the file of the one mapped
+/// first, and code without symbols at one address in both is one function.
+/// `None` when no two modules' images overlap, or only a file's with
+/// itself (loaded again where it was).
+pub fn remapped_warning(table: &BlockTable) -> Option<String> {
+    let modules = table.modules();
+    let overlaps = |a: &tf_trace::Module, b: &tf_trace::Module| {
+        a.base < b.base.wrapping_add(b.size) && b.base < a.base.wrapping_add(a.size)
+    };
+    let pairs: Vec<(String, String)> = (modules.iter().enumerate())
+        .flat_map(|(k, later)| modules[..k].iter().map(move |earlier| (earlier, later)))
+        .filter(|(earlier, later)| earlier.path != later.path && overlaps(earlier, later))
+        .map(|(earlier, later)| (earlier.file_name(), later.file_name()))
+        .collect();
+    let (first, second) = pairs.first()?;
+    let more = match pairs.len() {
+        1 => String::new(),
+        n => format!(" (and {} more such pair(s))", n - 1),
+    };
+    Some(format!(
+        "{second} was mapped where {first} had been{more}: the program unloaded a library and \
+         loaded another at its addresses, and tf names code and data there, and gives them \
+         source lines, from {first}'s file, so some of {second}'s may show {first}'s; the \
+         totals and the figures of functions with symbols are right, but code without symbols \
+         at one address in both counts as one function"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TempTrace;
+
+    /// The warning for modules defined at (base, size, path), in order.
+    fn warning(modules: &[(u64, u64, &str)]) -> Option<String> {
+        let mut t = TempTrace::new();
+        for &(base, size, path) in modules {
+            t.writer().module(base, size, path, b"").unwrap();
+        }
+        remapped_warning(t.finish().blocks())
+    }
+
+    #[test]
+    fn libraries_mapped_at_the_same_addresses_are_named_in_a_warning() {
+        let (a, b, main) = ("/tmp/liba.so", "/tmp/libb.so", "/usr/bin/main");
+        // liba loaded again where it was: its own names and lines
+        assert_eq!(
+            warning(&[
+                (0x4847000, 0x4010, a),
+                (0x400000, 0x1000, main),
+                (0x4847000, 0x4010, a)
+            ]),
+            None
+        );
+        // libb where liba was, overlapping it by a page
+        let w = warning(&[(0x4847000, 0x4010, a), (0x484a000, 0x4018, b)]).unwrap();
+        assert!(
+            w.starts_with("libb.so was mapped where liba.so had been: the program"),
+            "{w}"
+        );
+        // side by side: no warning
+        assert_eq!(
+            warning(&[(0x4847000, 0x4000, a), (0x484b000, 0x4018, b)]),
+            None
+        );
+    }
+}
