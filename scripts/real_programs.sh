@@ -77,6 +77,7 @@ wants() {
 missing=()
 needed=${programs//,/ }
 wants samtools && needed="$needed bwa" # samtools sorts what bwa aligned
+wants vips && needed="$needed gm" # which makes vips' picture
 for p in $needed jq; do
     command -v "$p" > /dev/null || missing+=("$(package_of "$p")")
 done
