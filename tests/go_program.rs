@@ -54,6 +54,15 @@ fn a_stripped_go_program_is_named_from_its_own_table() {
         .unwrap();
     let name = hottest["name"].as_str().unwrap();
     assert!(!name.starts_with("age+0x") && name.contains('.'), "{name}");
+    // and `--unit call:` takes the name: one unit per call, all its code in them
+    let calls = analyze_json(&trace, &["--warp", "8", "--unit", &format!("call:{name}")]);
+    let by_calls = width(&calls, 8);
+    assert!(by_calls["units"].as_u64().unwrap() > 0, "{name}");
+    assert_eq!(
+        function(by_calls, name)["thread_instructions"],
+        hottest["thread_instructions"],
+        "{name}"
+    );
     // only code outside Go's table (the C side of cgo) may go unnamed
     let unnamed = functions
         .iter()

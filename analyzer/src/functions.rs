@@ -161,6 +161,74 @@ impl ModuleNames {
     fn name(&self, at: u64) -> Option<String> {
         (self.plt.get(&at).cloned()).or_else(|| self.go.name(at.wrapping_sub(self.bias)))
     }
+
+    /// The run-time entries of the code it names `name`.
+    fn entries<'a>(&'a self, name: &'a str) -> impl Iterator<Item = u64> + 'a {
+        let plt = (self.plt.iter()).filter_map(move |(&at, n)| (n == name).then_some(at));
+        let bias = self.bias;
+        plt.chain(self.go.entries(name).map(move |a| a.wrapping_add(bias)))
+    }
+}
+
+/// The entries of the code without a symbol that tf names `name` (see the
+/// module): `module+0xoffset` in a module of `table`, `0xaddress` outside
+/// every module, a PLT stub's `strcmp@plt` or a Go function's name, where
+/// a block of the trace starts (code that ran); none when no such code is so
+/// named. So that a name tf printed for such code can be given back to it
+/// (`--unit call:pigz+0x11250`).
+///
+/// ```
+/// use tf_analyzer::functions::entries_named;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = std::env::temp_dir().join(format!("tf-doc-entries-{}", std::process::id()));
+/// let mut w = tf_trace::TraceWriter::create(&dir)?;
+/// w.module(0x400000, 0x10000, "/usr/bin/pigz", b"")?;
+/// let ret = tf_trace::EndKind::Return;
+/// w.block(&tf_trace::BlockDef::new(0x405a30).insn(1).end(ret))?;
+/// w.block(&tf_trace::BlockDef::new(0x7f0000001000).insn(1).end(ret))?;
+/// w.finish()?;
+/// let trace = tf_trace::Trace::open(&dir)?;
+/// assert_eq!(entries_named(trace.blocks(), "pigz+0x5a30"), [0x405a30]);
+/// assert_eq!(entries_named(trace.blocks(), "0x7f0000001000"), [0x7f0000001000]);
+/// assert!(entries_named(trace.blocks(), "gzip+0x5a30").is_empty()); // no such module
+/// assert!(entries_named(trace.blocks(), "pigz+0x5a31").is_empty()); // no code ran there
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok(()) }
+/// ```
+pub fn entries_named(table: &BlockTable, name: &str) -> Vec<u64> {
+    let ran = |at: &u64| table.block_at(*at).is_some();
+    let hex = |s: &str| {
+        s.strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+    };
+    if let Some(at) = hex(name) {
+        return Some(at).filter(ran).into_iter().collect();
+    }
+    let in_module: Vec<u64> = name
+        .rsplit_once('+')
+        .and_then(|(module, off)| Some((module, hex(off)?)))
+        .map(|(module, off)| {
+            (table.modules().iter())
+                .filter(|m| m.file_name() == module)
+                .map(|m| m.base.wrapping_add(off))
+                .filter(ran)
+                .collect()
+        })
+        .unwrap_or_default();
+    if !in_module.is_empty() {
+        return in_module;
+    }
+    let mut found: Vec<u64> = (table.modules().iter())
+        .flat_map(|m| {
+            ModuleNames::read(&m.path, m.base)
+                .entries(name)
+                .collect::<Vec<_>>()
+        })
+        .filter(ran)
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    found
 }
 
 /// The warning for libraries mapped one after the other at the same

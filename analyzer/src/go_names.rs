@@ -63,6 +63,18 @@ impl GoFunctions {
         GoFunctions::default()
     }
 
+    /// The entries (file addresses) of the functions named `name`.
+    ///
+    /// ```
+    /// let f = tf_analyzer::go_names::GoFunctions::default();
+    /// assert_eq!(f.entries("main.main").count(), 0);
+    /// ```
+    pub fn entries<'a>(&'a self, name: &'a str) -> impl Iterator<Item = u64> + 'a {
+        (self.functions.iter())
+            .filter(move |f| f.1 == name)
+            .map(|f| f.0)
+    }
+
     /// Whether no function was found.
     pub fn is_empty(&self) -> bool {
         self.functions.is_empty()

@@ -93,11 +93,15 @@ impl UnitsRule {
         openmp_runtime: bool,
     ) -> Result<UnitsRule, Error> {
         let entries = |name: &str| -> Result<Vec<u64>, Error> {
-            let found: Vec<u64> = symbols
+            let mut found: Vec<u64> = symbols
                 .find(name)
                 .into_iter()
                 .filter_map(|f| symbols.entry(f))
                 .collect();
+            if found.is_empty() {
+                // a name tf gives code without a symbol
+                found = crate::functions::entries_named(table, name);
+            }
             if found.is_empty() {
                 Err(Error::NoFunction(spec.to_string(), name.to_string()))
             } else {
