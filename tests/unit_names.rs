@@ -1,7 +1,8 @@
 //! `--unit call:FN` takes the names tf prints for code without a symbol:
-//! `module+0xoffset` in a stripped program (as Debian ships them) and
-//! `0xaddress` for code outside every module (a JIT's). Cut by such a name,
-//! the units are those the symbol's name cuts.
+//! `module+0xoffset` in a stripped program (as Debian ships them); cut by
+//! such a name, the units are those the symbol's name cuts. (`0xaddress`,
+//! for code outside every module: tests/jit_code.rs; a Go function's name:
+//! tests/go_program.rs.)
 
 mod common;
 
@@ -70,33 +71,5 @@ fn a_stripped_program_s_function_is_cut_by_the_name_tf_prints() {
     assert!(
         err.contains("no function named threads_stripped+0x7"),
         "{err}"
-    );
-}
-
-#[test]
-fn code_outside_every_module_is_cut_by_its_address() {
-    let dir = tempdir();
-    let t = dir.path().join("jit");
-    let out = trace_ok(&t, &workload("jit"), &[]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let code = stdout
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("code="))
-        .unwrap();
-    // workloads/jit.c: eight calls of the code at that address, 86 thread
-    // and 29 warp instructions in all, whether the calls are the units or
-    // the workers around them are
-    let r = analyze_json(&t, &["--warp", "8", "--unit", &format!("call:{code}")]);
-    let res = width(&r, 8);
-    assert_eq!(figures(res), (8, 86, 29));
-    let by_worker = analyze_json(&t, &["--warp", "8", "--unit", "call:worker"]);
-    let jit = function(width(&by_worker, 8), code);
-    assert_eq!(
-        (
-            jit["thread_instructions"].as_u64(),
-            jit["warp_instructions"].as_u64()
-        ),
-        (Some(86), Some(29))
     );
 }
