@@ -11,10 +11,15 @@
 //! so that simple names still match functions of libraries opened later
 //! with `dlopen`. A name that matches nothing is an error, before the
 //! program runs: a trace that silently records nothing helps no one.
+//!
+//! Code without a symbol (a stripped program, as Debian ships them) is
+//! named as `tf analyze` prints it, `FILE+0xOFFSET` ([`offset_name`]): the
+//! Valgrind tool matches it where a block starts at that offset from where
+//! FILE is mapped.
 
 use crate::loaded::{self, LoadedFile};
 use anyhow::{bail, Result};
-use object::{Object, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags, SymbolKind};
 use rayon::prelude::*;
 use std::ffi::OsStr;
 use std::path::Path;
@@ -118,6 +123,10 @@ pub fn resolve(program: &OsStr, only: &[String], exclude: &[String]) -> Result<S
     }
     let symbols = function_symbols(&files);
     let lookup = |option: &str, pattern: &String| -> Result<Resolved> {
+        if let Some(code) = offset_name(&files, pattern) {
+            let canonical = code.map_err(|why| anyhow::anyhow!("{option} {pattern}: {why}"))?;
+            return Ok(Resolved::as_given(&canonical));
+        }
         let mut matched: Vec<String> = symbols
             .iter()
             .filter(|s| s.answers_to(pattern))
@@ -147,6 +156,40 @@ pub fn resolve(program: &OsStr, only: &[String], exclude: &[String]) -> Result<S
             .iter()
             .map(|p| lookup("--exclude", p))
             .collect::<Result<_>>()?,
+    })
+}
+
+/// `FILE+0xOFFSET`, the name `tf analyze` gives code without a symbol: the
+/// file name and the offset, if `pattern` has that form.
+pub fn names_code_by_offset(pattern: &str) -> Option<(&str, u64)> {
+    let (file, off) = pattern.rsplit_once('+')?;
+    let off = u64::from_str_radix(off.strip_prefix("0x")?, 16).ok()?;
+    (!file.is_empty()).then_some((file, off))
+}
+
+/// A name of code without a symbol (`FILE+0xOFFSET`, FILE the file name of
+/// the program or of a library it loads, as the link or as the file it
+/// points to): the name as the tracers write it, or why it names no code;
+/// `None` when `pattern` is no such name. The offset is from where the
+/// tracers see FILE mapped: the page of its first loaded segment.
+fn offset_name(files: &[LoadedFile], pattern: &str) -> Option<Result<String, String>> {
+    let (file, off) = names_code_by_offset(pattern)?;
+    let named = |p: &Path| p.file_name() == Some(OsStr::new(file));
+    let loaded = files
+        .iter()
+        .find(|f| named(&f.path) || std::fs::canonicalize(&f.path).is_ok_and(|p| named(&p)))?;
+    let parsed = object::File::parse(&*loaded.data).ok()?;
+    let base = parsed.segments().map(|s| s.address()).min()? & !0xfff;
+    let at = base.wrapping_add(off);
+    let code = parsed.segments().any(|s| {
+        let executable = matches!(s.flags(), SegmentFlags::Elf { p_flags, .. }
+            if p_flags.contains(object::elf::PF_X));
+        executable && at.wrapping_sub(s.address()) < s.size()
+    });
+    Some(if code {
+        Ok(format!("{file}+{off:#x}"))
+    } else {
+        Err(format!("{file}+{off:#x} is not in {file}'s code"))
     })
 }
 
@@ -206,6 +249,7 @@ fn suggestions(symbols: &[Symbol], pattern: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use object::ObjectSection;
 
     #[test]
     fn a_symbol_answers_to_its_raw_versioned_and_demangled_names() {
@@ -238,6 +282,38 @@ mod tests {
             "; names containing it: 'void bs<float>(float*, int)'"
         );
         assert_eq!(suggestions(&syms, "zzz"), "");
+    }
+
+    #[test]
+    fn code_without_a_symbol_is_named_by_file_and_offset() {
+        assert_eq!(
+            names_code_by_offset("pigz+0x11250"),
+            Some(("pigz", 0x11250))
+        );
+        assert_eq!(
+            names_code_by_offset("libz.so.1.2.13+0x4970"),
+            Some(("libz.so.1.2.13", 0x4970))
+        );
+        for not in ["operator+", "a+b", "+0x10", "pigz+0x", "pigz+0xg1"] {
+            assert_eq!(names_code_by_offset(not), None, "{not}");
+        }
+        // this test's own program: an offset in its code, and one past it
+        let exe = std::env::current_exe().unwrap();
+        let file = exe.file_name().unwrap().to_str().unwrap().to_string();
+        let files = [LoadedFile {
+            data: std::fs::read(&exe).unwrap(),
+            path: exe,
+        }];
+        let data = object::File::parse(&*files[0].data).unwrap();
+        let text = data.section_by_name(".text").unwrap().address();
+        let base = data.segments().map(|s| s.address()).min().unwrap() & !0xfff;
+        let inside = format!("{file}+{:#X}", text - base);
+        let canonical = format!("{file}+{:#x}", text - base);
+        assert_eq!(offset_name(&files, &inside), Some(Ok(canonical)));
+        let past = format!("{file}+0xfffffff0");
+        let why = offset_name(&files, &past).unwrap().unwrap_err();
+        assert!(why.ends_with(&format!("is not in {file}'s code")), "{why}");
+        assert_eq!(offset_name(&files, "other+0x10"), None);
     }
 
     #[test]

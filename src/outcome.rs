@@ -146,6 +146,10 @@ const FOLLOWED_SHOWN: usize = 10;
 /// names (as the tracer matches it: the symbol, the symbol without its
 /// `@VERSION`, or a C++ symbol's name without parameters).
 fn ran(trace: &Trace, f: &str) -> bool {
+    // code without a symbol, named by file and offset (`pigz+0x11250`)
+    if crate::fn_names::names_code_by_offset(f).is_some() {
+        return !tf_analyzer::functions::entries_named(trace.blocks(), f).is_empty();
+    }
     trace.blocks().functions().iter().any(|func| {
         let name = func.name_lossy();
         name == f

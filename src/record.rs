@@ -39,6 +39,14 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
     let program = request.command.first().context("no program to trace")?;
     check_program(program)?;
     let names = fn_names::resolve(program, &request.only, &request.exclude)?;
+    let by_offset = (names.only.iter().chain(&names.exclude))
+        .find(|r| fn_names::names_code_by_offset(&r.pattern).is_some());
+    if let Some(r) = by_offset.filter(|_| !request.backend.names_code_by_offset()) {
+        anyhow::bail!(
+            "{}: the Pin tool takes names of functions with symbols only; trace with --backend valgrind",
+            r.pattern
+        );
+    }
     let tracer = Tracer::prepare(request.backend, request.pin_root.as_deref())?;
     let follow: &[&str] = if request.follow_exec {
         tracer.follow_exec_args()?

@@ -20,6 +20,14 @@ pub enum Backend {
     Pin,
 }
 
+impl Backend {
+    /// Whether its tracer matches `--only` / `--exclude` names of code
+    /// without a symbol, `FILE+0xOFFSET` (only the Valgrind tool does).
+    pub fn names_code_by_offset(self) -> bool {
+        self == Backend::Valgrind
+    }
+}
+
 /// A tracer ready to run.
 pub enum Tracer {
     /// The Valgrind tool.

@@ -90,6 +90,10 @@ typedef tf_function_role FnRole;
 
 /* The role of a function entered at its entry `entry`, by its raw name. */
 FnRole tf_fn_role(const HChar *name, Addr entry);
+/* The role of code without a symbol that starts at `a` in module `module`,
+ * by the name the analyzer gives it (`pigz+0x11250`): what a --tf-only or
+ * --tf-exclude pattern of that form asks (ROLE_NONE when none is given). */
+FnRole tf_offset_role(UInt module, Addr a);
 /* The address standing for an address-less lock: the entry of the runtime
  * function that takes it (FORMAT.md 6.4). */
 Addr tf_fixed_lock(UInt fixed);
@@ -152,6 +156,10 @@ void tf_blocks_flush(void);
 UInt tf_module_of(tf_stream *table, DiEpoch ep, Addr a);
 /* Whether module `id` is an OpenMP runtime (libgomp, libomp, libiomp5). */
 Bool tf_module_is_omp_runtime(UInt id);
+/* How the analyzer names the code at `a` in module `id`, `file+0xoffset`
+ * (the file name of its path, the offset from its base), written to `buf`
+ * of `size` bytes; False for no module or a name that does not fit. */
+Bool tf_module_offset_name(UInt id, Addr a, HChar *buf, SizeT size);
 /* The modules seen so far, as the manifest's `modules` array. */
 void tf_modules_manifest(tf_mp *mp);
 

@@ -221,6 +221,7 @@ UInt tf_block_get(const BlockShape *s)
    UInt id, first, i, last_id = TF_NO_BLOCK;
    Block *b;
    FnRole role;
+   UInt module;
    tf_block_rec rec;
    UChar *flags;
 
@@ -244,10 +245,13 @@ UInt tf_block_get(const BlockShape *s)
    b->fn_id = function_of(s->addr, &role);
    /* Code without a symbol (a stripped program) still names its module, so
     * that the analyzer can call it module+offset. */
-   b->in_omp_runtime =
-      tf_module_is_omp_runtime(tf_module_of(&table, VG_(current_DiEpoch)(), s->addr));
-   /* a role applies only where the function is entered */
-   if (b->fn_id == 0 || fns[b->fn_id - 1].entry != s->addr)
+   module = tf_module_of(&table, VG_(current_DiEpoch)(), s->addr);
+   b->in_omp_runtime = tf_module_is_omp_runtime(module);
+   /* a role applies only where the function is entered; code without a
+    * symbol is entered where the user's module+offset says */
+   if (b->fn_id == 0)
+      role = tf_offset_role(module, s->addr);
+   else if (fns[b->fn_id - 1].entry != s->addr)
       role.role = ROLE_NONE;
    b->role = role;
    b->ident = VG_(malloc)("tf.ident", s->code_len + s->n_insns + 2 * s->n_ops + 1);

@@ -26,6 +26,29 @@ FnRole tf_fn_role(const HChar *name, Addr entry)
    return r;
 }
 
+/* Whether a pattern names code by module and offset (`file+0x…`). */
+static Bool names_offsets(XArray *xs)
+{
+   size_t n, i;
+   const char *const *p = strings(xs, &n);
+   for (i = 0; i < n; i++)
+      if (VG_(strstr)(p[i], "+0x") != NULL)
+         return True;
+   return False;
+}
+
+FnRole tf_offset_role(UInt module, Addr a)
+{
+   static Int asked = -1; /* whether any pattern names an offset; -1: not known yet */
+   HChar name[512];
+   FnRole none = {ROLE_NONE, 0, ARG_NONE, 0, 0};
+   if (asked < 0)
+      asked = names_offsets(tf_only) || names_offsets(tf_exclude);
+   if (!asked || !tf_module_offset_name(module, a, name, sizeof name))
+      return none;
+   return tf_fn_role(name, a);
+}
+
 Addr tf_fixed_lock(UInt fixed)
 {
    return fixed < TF_N_FIXED ? fixed_lock[fixed] : 0;

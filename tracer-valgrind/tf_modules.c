@@ -4,6 +4,7 @@
 #include "tf.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_debuginfo.h"
+#include "pub_tool_libcprint.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_vki.h"
@@ -174,6 +175,17 @@ UInt tf_module_of(tf_stream *table, DiEpoch ep, Addr a)
    tf_table_module(table, n_modules, m->base, m->size, m->path, VG_(strlen)(m->path),
                    m->build_id, m->build_id_len);
    return last = n_modules;
+}
+
+Bool tf_module_offset_name(UInt id, Addr a, HChar *buf, SizeT size)
+{
+   const HChar *path, *file;
+   if (id == 0 || id > n_modules)
+      return False;
+   path = modules[id - 1].path;
+   file = VG_(strrchr)(path, '/');
+   file = file ? file + 1 : path;
+   return (SizeT)VG_(snprintf)(buf, size, "%s+%#lx", file, a - modules[id - 1].base) < size;
 }
 
 Bool tf_module_is_omp_runtime(UInt id)

@@ -32,6 +32,7 @@ void tf_print_usage(void)
    VG_(printf)("    --tf-out=DIR          write the trace into DIR, which must exist [required]\n"
                "    --tf-only=FN          trace only while FN is on the call stack (repeatable)\n"
                "    --tf-exclude=FN       skip FN and its callees (repeatable)\n"
+               "                          (FN: a symbol, or FILE+0xOFFSET for code without one)\n"
                "    --tf-verbose=no|yes   describe the runtime functions found [no]\n"
                "    --tf-encoders=N       encoder threads, 1..8; 0: 8 [0]\n"
                "    --tf-follow-exec=no|yes  trace each program an execve starts into\n"
