@@ -23,7 +23,7 @@ use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags, SymbolKind};
 use rayon::prelude::*;
 use std::ffi::OsStr;
 use std::path::Path;
-use tf_analyzer::symbols::{demangle, unversioned};
+use tf_analyzer::symbols::{demangle, split_in_module, unversioned};
 
 /// How many names containing an unmatched pattern the error suggests.
 const SUGGESTIONS: usize = 3;
@@ -159,21 +159,13 @@ pub fn resolve(program: &OsStr, only: &[String], exclude: &[String]) -> Result<S
     })
 }
 
-/// `FILE+0xOFFSET`, the name `tf analyze` gives code without a symbol: the
-/// file name and the offset, if `pattern` has that form.
-pub fn names_code_by_offset(pattern: &str) -> Option<(&str, u64)> {
-    let (file, off) = pattern.rsplit_once('+')?;
-    let off = u64::from_str_radix(off.strip_prefix("0x")?, 16).ok()?;
-    (!file.is_empty()).then_some((file, off))
-}
-
 /// A name of code without a symbol (`FILE+0xOFFSET`, FILE the file name of
 /// the program or of a library it loads, as the link or as the file it
 /// points to): the name as the tracers write it, or why it names no code;
 /// `None` when `pattern` is no such name. The offset is from where the
 /// tracers see FILE mapped: the page of its first loaded segment.
 fn offset_name(files: &[LoadedFile], pattern: &str) -> Option<Result<String, String>> {
-    let (file, off) = names_code_by_offset(pattern)?;
+    let (file, off) = split_in_module(pattern)?;
     let named = |p: &Path| p.file_name() == Some(OsStr::new(file));
     let loaded = files
         .iter()
@@ -287,15 +279,11 @@ mod tests {
     #[test]
     fn code_without_a_symbol_is_named_by_file_and_offset() {
         assert_eq!(
-            names_code_by_offset("pigz+0x11250"),
-            Some(("pigz", 0x11250))
-        );
-        assert_eq!(
-            names_code_by_offset("libz.so.1.2.13+0x4970"),
+            split_in_module("libz.so.1.2.13+0x4970"),
             Some(("libz.so.1.2.13", 0x4970))
         );
         for not in ["operator+", "a+b", "+0x10", "pigz+0x", "pigz+0xg1"] {
-            assert_eq!(names_code_by_offset(not), None, "{not}");
+            assert_eq!(split_in_module(not), None, "{not}");
         }
         // this test's own program: an offset in its code, and one past it
         let exe = std::env::current_exe().unwrap();

@@ -147,7 +147,7 @@ const FOLLOWED_SHOWN: usize = 10;
 /// `@VERSION`, or a C++ symbol's name without parameters).
 fn ran(trace: &Trace, f: &str) -> bool {
     // code without a symbol, named by file and offset (`pigz+0x11250`)
-    if crate::fn_names::names_code_by_offset(f).is_some() {
+    if tf_analyzer::symbols::split_in_module(f).is_some() {
         return !tf_analyzer::functions::entries_named(trace.blocks(), f).is_empty();
     }
     trace.blocks().functions().iter().any(|func| {

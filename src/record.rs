@@ -40,7 +40,7 @@ pub fn run(request: &TraceRequest) -> Result<i32> {
     check_program(program)?;
     let names = fn_names::resolve(program, &request.only, &request.exclude)?;
     let by_offset = (names.only.iter().chain(&names.exclude))
-        .find(|r| fn_names::names_code_by_offset(&r.pattern).is_some());
+        .find(|r| tf_analyzer::symbols::split_in_module(&r.pattern).is_some());
     if let Some(r) = by_offset.filter(|_| !request.backend.names_code_by_offset()) {
         anyhow::bail!(
             "{}: the Pin tool takes names of functions with symbols only; trace with --backend valgrind",

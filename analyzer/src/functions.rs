@@ -204,9 +204,7 @@ pub fn entries_named(table: &BlockTable, name: &str) -> Vec<u64> {
     if let Some(at) = hex(name) {
         return Some(at).filter(ran).into_iter().collect();
     }
-    let in_module: Vec<u64> = name
-        .rsplit_once('+')
-        .and_then(|(module, off)| Some((module, hex(off)?)))
+    let in_module: Vec<u64> = crate::symbols::split_in_module(name)
         .map(|(module, off)| {
             (table.modules().iter())
                 .filter(|m| m.file_name() == module)

@@ -240,6 +240,20 @@ pub fn in_module(module: &str, base: u64, addr: u64) -> String {
     format!("{module}+{:#x}", addr.wrapping_sub(base))
 }
 
+/// The module and the offset of an [`in_module`] name, if `name` has that
+/// form (`module+0x` and hex digits).
+///
+/// ```
+/// use tf_analyzer::symbols::split_in_module;
+/// assert_eq!(split_in_module("pigz+0x423e0"), Some(("pigz", 0x423e0)));
+/// assert_eq!(split_in_module("operator+"), None);
+/// ```
+pub fn split_in_module(name: &str) -> Option<(&str, u64)> {
+    let (module, off) = name.rsplit_once('+')?;
+    let off = u64::from_str_radix(off.strip_prefix("0x")?, 16).ok()?;
+    (!module.is_empty()).then_some((module, off))
+}
+
 /// The largest module file whose symbols and lines are read (1 GiB).
 const MAX_MODULE_BYTES: u64 = 1 << 30;
 
