@@ -23,7 +23,7 @@ use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags, SymbolKind};
 use rayon::prelude::*;
 use std::ffi::OsStr;
 use std::path::Path;
-use tf_analyzer::symbols::{demangle, split_in_module, unversioned};
+use tf_analyzer::symbols::{demangle, image_base, split_in_module, unversioned};
 
 /// How many names containing an unmatched pattern the error suggests.
 const SUGGESTIONS: usize = 3;
@@ -171,7 +171,7 @@ fn offset_name(files: &[LoadedFile], pattern: &str) -> Option<Result<String, Str
         .iter()
         .find(|f| named(&f.path) || std::fs::canonicalize(&f.path).is_ok_and(|p| named(&p)))?;
     let parsed = object::File::parse(&*loaded.data).ok()?;
-    let base = parsed.segments().map(|s| s.address()).min()? & !0xfff;
+    let base = image_base(&parsed)?;
     let at = base.wrapping_add(off);
     let code = parsed.segments().any(|s| {
         let executable = matches!(s.flags(), SegmentFlags::Elf { p_flags, .. }
@@ -294,7 +294,7 @@ mod tests {
         }];
         let data = object::File::parse(&*files[0].data).unwrap();
         let text = data.section_by_name(".text").unwrap().address();
-        let base = data.segments().map(|s| s.address()).min().unwrap() & !0xfff;
+        let base = image_base(&data).unwrap();
         let inside = format!("{file}+{:#X}", text - base);
         let canonical = format!("{file}+{:#x}", text - base);
         assert_eq!(offset_name(&files, &inside), Some(Ok(canonical)));

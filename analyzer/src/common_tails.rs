@@ -13,7 +13,7 @@
 //! by hash: a collision only cuts a block in two, which changes no figure;
 //! the merge compares instructions exactly).
 
-use crate::blocks::{CBlockId, CanonicalBlocks};
+use crate::blocks::CanonicalBlocks;
 use crate::spin_wait::SpinWait;
 use crate::tail_copies::{describe, BlockClasses, Successor, Tail};
 use iced_x86::Instruction;
@@ -49,7 +49,7 @@ pub fn canonical_blocks(table: &BlockTable) -> CanonicalBlocks {
 
 /// How blocks that end alike are keyed: function, cold part, tail, and
 /// successors by class.
-type EndKey = (FunctionId, bool, Tail, Vec<Result<CBlockId, u64>>);
+type EndKey = (FunctionId, bool, Tail, Vec<Successor>);
 
 /// Where the shared tails of `canon`'s blocks begin, inside their blocks.
 fn tail_starts(canon: &CanonicalBlocks, table: &BlockTable) -> Vec<u64> {
@@ -110,6 +110,7 @@ fn suffix_hashes(body: &[Instruction]) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocks::CBlockId;
     use crate::testutil::TempTrace;
     use tf_trace::{BlockDef, EndKind};
 

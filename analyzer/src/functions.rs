@@ -197,24 +197,16 @@ impl ModuleNames {
 /// ```
 pub fn entries_named(table: &BlockTable, name: &str) -> Vec<u64> {
     let ran = |at: &u64| table.block_at(*at).is_some();
-    let hex = |s: &str| {
-        s.strip_prefix("0x")
-            .and_then(|h| u64::from_str_radix(h, 16).ok())
-    };
-    if let Some(at) = hex(name) {
+    if let Some(at) = crate::symbols::parse_address(name) {
         return Some(at).filter(ran).into_iter().collect();
     }
-    let in_module: Vec<u64> = crate::symbols::split_in_module(name)
-        .map(|(module, off)| {
-            (table.modules().iter())
-                .filter(|m| m.file_name() == module)
-                .map(|m| m.base.wrapping_add(off))
-                .filter(ran)
-                .collect()
-        })
-        .unwrap_or_default();
-    if !in_module.is_empty() {
-        return in_module;
+    // A module and an offset: no PLT stub or Go function is so named.
+    if let Some((module, off)) = crate::symbols::split_in_module(name) {
+        return (table.modules().iter())
+            .filter(|m| m.file_name() == module)
+            .map(|m| m.base.wrapping_add(off))
+            .filter(ran)
+            .collect();
     }
     let mut found: Vec<u64> = (table.modules().iter())
         .flat_map(|m| {

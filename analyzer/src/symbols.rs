@@ -250,8 +250,26 @@ pub fn in_module(module: &str, base: u64, addr: u64) -> String {
 /// ```
 pub fn split_in_module(name: &str) -> Option<(&str, u64)> {
     let (module, off) = name.rsplit_once('+')?;
-    let off = u64::from_str_radix(off.strip_prefix("0x")?, 16).ok()?;
+    let off = parse_address(off)?;
     (!module.is_empty()).then_some((module, off))
+}
+
+/// `0x` and hex digits, as tf writes addresses (and names code outside
+/// every module), as a number.
+///
+/// ```
+/// assert_eq!(tf_analyzer::symbols::parse_address("0x7f3c1000"), Some(0x7f3c1000));
+/// assert_eq!(tf_analyzer::symbols::parse_address("7f3c1000"), None);
+/// ```
+pub fn parse_address(s: &str) -> Option<u64> {
+    u64::from_str_radix(s.strip_prefix("0x")?, 16).ok()
+}
+
+/// Where a module's image starts in its ELF file: the page of its lowest
+/// loaded segment, which the tracers see mapped at the module's base.
+pub fn image_base(file: &object::File<'_>) -> Option<u64> {
+    use object::{Object, ObjectSegment};
+    Some(file.segments().map(|s| s.address()).min()? & !0xfff)
 }
 
 /// The largest module file whose symbols and lines are read (1 GiB).
@@ -270,7 +288,6 @@ fn load(path: &[u8], base: u64) -> Option<(addr2line::Loader, u64)> {
 /// (run-time address − file address): the module's lowest mapped address
 /// minus its lowest segment's.
 pub(crate) fn module_file(path: &[u8], base: u64) -> Option<(Vec<u8>, u64)> {
-    use object::{Object, ObjectSegment};
     use std::io::Read;
     let path = Path::new(std::str::from_utf8(path).ok()?);
     // A trace names its modules; it is untrusted input: follow its paths to
@@ -281,8 +298,7 @@ pub(crate) fn module_file(path: &[u8], base: u64) -> Option<(Vec<u8>, u64)> {
     }
     let mut data = Vec::with_capacity(len as usize);
     f.take(MAX_MODULE_BYTES).read_to_end(&mut data).ok()?;
-    let file = object::File::parse(&*data).ok()?;
-    let lowest = file.segments().map(|s| s.address()).min()? & !0xfff;
+    let lowest = image_base(&object::File::parse(&*data).ok()?)?;
     Some((data, base.wrapping_sub(lowest)))
 }
 

@@ -170,18 +170,9 @@ impl BlockClasses {
     /// as.
     fn graph(&self, cfg: &FunctionCfg) -> FunctionCfg {
         let node = |b: CBlockId| if b == VEXIT { b } else { self.of(b) };
-        let sorted = |mut v: Vec<CBlockId>| {
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
-        let mut edges: Vec<(CBlockId, CBlockId)> =
-            cfg.edges.iter().map(|&(a, b)| (node(a), node(b))).collect();
-        edges.sort_unstable();
-        edges.dedup();
         FunctionCfg {
             entries: sorted(cfg.entries.iter().map(|&b| node(b)).collect()),
-            edges,
+            edges: sorted(cfg.edges.iter().map(|&(a, b)| (node(a), node(b))).collect()),
             yield_calls: sorted(cfg.yield_calls.iter().map(|&b| node(b)).collect()),
         }
     }
@@ -220,6 +211,13 @@ fn tail(i: &Instruction, next: u64) -> Option<(Tail, Vec<u64>)> {
         FlowControl::Return => (Tail::Return(*i), vec![]),
         _ => return None,
     })
+}
+
+/// `v` sorted, without repeats.
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Numbers the distinct keys in the order they first come.
