@@ -29,8 +29,11 @@ use tf_analyzer::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
 use tf_analyzer::stats::{Insns, Memory, Requests};
 use tf_trace::FunctionId;
 
+#[path = "observe_table.rs"]
+mod block_table;
 #[path = "observe_walk.rs"]
 mod lane_walk;
+use block_table::{BlockTable, Slot};
 use lane_walk::{walk, LaneWalk, Step};
 
 /// A block of a function: the function its instructions are charged to and
@@ -185,8 +188,10 @@ pub struct WarpSink {
     segments: Arc<Segments>,
     coalescer: Coalescer,
     walks: Vec<LaneWalk>,
-    last: BlockKey,
-    d: WidthDetails,
+    /// The block last issued.
+    last: Option<Slot>,
+    table: BlockTable,
+    calls: HashMap<(FunctionId, FunctionId), u64>,
     steps: Vec<(Step, u64)>,
 }
 
@@ -206,8 +211,9 @@ impl Observer for Collector {
                 warp.lanes.iter().map(|l| (l.stack, l.sp)).collect(),
             ),
             walks: vec![Vec::new(); warp.lanes.len()],
-            last: (0, 0),
-            d: WidthDetails::default(),
+            last: None,
+            table: BlockTable::default(),
+            calls: HashMap::default(),
             steps: Vec::new(),
         }
     }
@@ -216,8 +222,13 @@ impl Observer for Collector {
         if !sink.on {
             return;
         }
+        let mut d = WidthDetails {
+            calls: sink.calls,
+            ..WidthDetails::default()
+        };
+        sink.table.into_details(&mut d);
         let mut g = self.gathered.lock().unwrap_or_else(|e| e.into_inner());
-        for &(f, b) in sink.d.blocks.keys() {
+        for &(f, b) in d.blocks.keys() {
             g.blocks
                 .entry(b)
                 .or_insert_with(|| ctx.canon.block(b).clone());
@@ -229,7 +240,7 @@ impl Observer for Collector {
                 }
             });
         }
-        g.widths.entry(warp.width).or_default().add(sink.d);
+        g.widths.entry(warp.width).or_default().add(d);
     }
 }
 
@@ -238,12 +249,9 @@ impl WarpSink {
     #[inline(never)]
     fn count(&mut self, issue: &Issue<'_>) {
         let key = (issue.function, issue.cblock);
-        self.last = key;
-        let stats = self
-            .d
-            .blocks
-            .entry(key)
-            .or_insert_with(|| BlockStats::new(issue.block));
+        let slot = self.table.slot(key, issue.block);
+        self.last = Some(slot);
+        let stats = self.table.stats(slot);
         stats.issues += 1;
         stats.insns.add(&Insns {
             thread_instructions: issue.thread_instructions,
@@ -270,22 +278,38 @@ impl WarpSink {
                 }
             });
         }
+        // The lanes' walks go by slot: an edge is counted in its block's
+        // slot, without a lookup.
+        let at = (issue.function, slot);
+        if let [l] = issue.lanes {
+            let step = walk(&mut self.walks[l.lane], at, issue.block.is_entry);
+            self.take(step, 1);
+            return;
+        }
         // Lanes mostly arrive together from one block: count each edge and
         // call once per issue, not once per lane.
-        self.steps.clear();
+        let mut steps = std::mem::take(&mut self.steps);
+        steps.clear();
         for l in issue.lanes {
-            let step = walk(&mut self.walks[l.lane], key, issue.block.is_entry);
-            match self.steps.iter_mut().find(|(s, _)| *s == step) {
+            let step = walk(&mut self.walks[l.lane], at, issue.block.is_entry);
+            match steps.iter_mut().find(|(s, _)| *s == step) {
                 Some((_, n)) => *n += 1,
-                None => self.steps.push((step, 1)),
+                None => steps.push((step, 1)),
             }
         }
-        for &(step, n) in &self.steps {
-            match step {
-                Step::Edge(e) => *self.d.edges.entry(e).or_default() += n,
-                Step::Call(c) => *self.d.calls.entry(c).or_default() += n,
-                Step::Start => {}
-            }
+        for &(step, n) in &steps {
+            self.take(step, n);
+        }
+        self.steps = steps;
+    }
+
+    /// Counts `n` lanes that took `step`.
+    #[inline]
+    fn take(&mut self, step: Step, n: u64) {
+        match step {
+            Step::Edge((_, from, to)) => self.table.edge(from, to, n),
+            Step::Call(c) => *self.calls.entry(c).or_default() += n,
+            Step::Start => {}
         }
     }
 }
@@ -311,12 +335,11 @@ impl IssueSink for WarpSink {
             return;
         }
         // The replay reports a split right after issuing the block it ends.
-        let key = if self.last.1 == cblock {
-            self.last
-        } else {
-            (0, cblock)
+        let slot = match self.last {
+            Some(s) if self.table.key(s).1 == cblock => Some(s),
+            _ => self.table.find((0, cblock)),
         };
-        if let Some(s) = self.d.blocks.get_mut(&key) {
+        if let Some(s) = slot.map(|s| self.table.stats(s)) {
             s.divergences += 1;
             s.paths += paths as u64;
             s.reconverge = s.reconverge.or(reconverge);

@@ -2,18 +2,21 @@
 //! each lane's walk through its functions' blocks, and what each step of it
 //! was: an edge within a function (a return is one), a call, or a start.
 
-use super::BlockKey;
-use tf_analyzer::blocks::CBlockId;
+use super::block_table::Slot;
 use tf_trace::FunctionId;
 
+/// A block of a function, as a function and the block's slot in the
+/// warp's [`super::BlockTable`].
+type At = (FunctionId, Slot);
+
 /// What one lane of a warp is running: its functions' last blocks, innermost last.
-pub(super) type LaneWalk = Vec<BlockKey>;
+pub(super) type LaneWalk = Vec<At>;
 
 /// How a lane came to a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Step {
     /// From another block of the same function (`(function, from, to)`).
-    Edge((FunctionId, CBlockId, CBlockId)),
+    Edge((FunctionId, Slot, Slot)),
     /// Called from a function (`(caller, callee)`).
     Call((FunctionId, FunctionId)),
     /// The unit's first block, or a jump into another function's middle.
@@ -23,7 +26,7 @@ pub(super) enum Step {
 /// Follows one lane into `key`: an edge when it stays in its function, a
 /// call when it enters a function's first block, a return (an edge from the
 /// call site) when it comes back to a function it was running.
-pub(super) fn walk(lane: &mut LaneWalk, key: BlockKey, is_entry: bool) -> Step {
+pub(super) fn walk(lane: &mut LaneWalk, key: At, is_entry: bool) -> Step {
     let (f, b) = key;
     match lane.last_mut() {
         Some(top) if top.0 == f && !is_entry => {
