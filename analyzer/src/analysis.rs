@@ -306,7 +306,12 @@ pub fn analyze_observed<O: Observer>(
                 .warps(units.len(), w, |i| units[i].root, |i| units[i].insns)
         })
         .collect();
-    let jobs = Job::of(&warps, |index| opts.shard.is_none_or(|s| s.holds(index)));
+    let mut jobs = Job::of(&warps, |index| opts.shard.is_none_or(|s| s.holds(index)));
+    if let Some(one) = opts.widths.iter().position(|&w| w == 1) {
+        if !observer.observes(1) {
+            jobs = crate::lanes_alone::fold(jobs, one);
+        }
+    }
     let widths: Vec<String> = opts.widths.iter().map(|w| w.to_string()).collect();
     // The bar moves with replayed thread instructions: every job replays
     // its units' recorded instructions once, for all the widths it counts at.

@@ -157,12 +157,16 @@ impl Coalescer {
     }
 
     /// The distinct sectors of lane `lane`'s access `a` made alone, its
-    /// stack interleaved.
+    /// stack interleaved. Its place in the warp is `lane % width`: a lane
+    /// of a warp is below the width, and a coalescer of width 1 holding
+    /// several lanes' stacks counts each lane as the one lane of a warp of
+    /// its own (width 1's warps counted by a wider warp's replay).
     #[inline(always)]
     fn lone_interleaved(&self, lane: usize, a: &Access) -> u64 {
         let (stack, sp) = self.stacks[lane];
         if a.addr >= stack.0 && a.addr < stack.1 {
-            interleaved_sector_count(a.addr, a.size, sp, lane as u32, self.width)
+            let place = (lane % self.width) as u32;
+            interleaved_sector_count(a.addr, a.size, sp, place, self.width)
         } else {
             sector_range(a.addr, a.size).count() as u64
         }

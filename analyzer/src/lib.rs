@@ -19,6 +19,7 @@ pub mod go_names;
 pub mod ipdom;
 pub mod lane_source;
 pub mod lanes;
+mod lanes_alone;
 pub mod lazy_binding;
 pub mod loops;
 pub mod merge;

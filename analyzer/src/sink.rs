@@ -198,6 +198,14 @@ pub trait Observer: Sync {
     /// for [`Nobody`], which makes the seam cost nothing).
     const ACTIVE: bool = true;
 
+    /// Whether it looks at the warps of `width`. The warps of a width it
+    /// does not look at may replay without a sink: the warps of width 1,
+    /// whose lanes a wider warp's replay counts alone too.
+    fn observes(&self, width: usize) -> bool {
+        let _ = width;
+        Self::ACTIVE
+    }
+
     /// A sink for `warp`, before it replays.
     fn begin(&self, ctx: &Context<'_>, warp: &WarpInfo<'_>) -> Self::Sink;
 

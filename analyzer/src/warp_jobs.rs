@@ -24,6 +24,9 @@ use tf_trace::Trace;
 pub(crate) struct Job<'u> {
     pub(crate) members: &'u [usize],
     pub(crate) warps: Vec<(usize, usize)>,
+    /// The members (a mask of their places) whose warps of width 1 this
+    /// job counts too ([`crate::lanes_alone`]).
+    pub(crate) alone: u64,
 }
 
 impl<'u> Job<'u> {
@@ -41,6 +44,7 @@ impl<'u> Job<'u> {
                         jobs.push(Job {
                             members: m,
                             warps: vec![(k, index)],
+                            alone: 0,
                         });
                     }
                 }
@@ -202,10 +206,20 @@ impl<'a> WarpJobs<'a> {
                     self.lane(i, source)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let stats = self.replay_observed(job, lanes, observer, ctx)?;
-            let recorded: u64 = job.members.iter().map(|&i| self.units[i].insns).sum();
+            let (stats, alone) = self.replay_observed(job, lanes, observer, ctx)?;
+            let recorded = |mask: u64| -> u64 {
+                let members = job.members.iter().enumerate();
+                let of = members.filter(|&(p, _)| mask & (1 << p) != 0);
+                of.map(|(_, &i)| self.units[i].insns).sum()
+            };
+            let all = recorded(u64::MAX);
             for (&(k, _), s) in job.warps.iter().zip(stats) {
-                acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(recorded));
+                acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(all));
+            }
+            if job.alone != 0 {
+                let k = self.widths.iter().position(|&w| w == 1).expect("width 1");
+                let s = alone.recorded(recorded(job.alone));
+                acc[k] = std::mem::take(&mut acc[k]).merge(s);
             }
         }
         Ok(())
@@ -224,14 +238,15 @@ impl<'a> WarpJobs<'a> {
     }
 
     /// Replays `job`'s warp on `lanes`, shown to `observer` at each width
-    /// that forms it; the counts of each, in the order of `job.warps`.
+    /// that forms it; the counts of each, in the order of `job.warps`, and
+    /// those of its lanes counted alone.
     fn replay_observed<O: Observer>(
         &self,
         job: &Job<'_>,
         lanes: Vec<Lane<'_>>,
         observer: &O,
         ctx: &Context<'_>,
-    ) -> tf_trace::Result<Vec<WarpStats>> {
+    ) -> tf_trace::Result<(Vec<WarpStats>, WarpStats)> {
         let width = |k: usize| self.widths[k];
         if !O::ACTIVE {
             let mut at: Vec<CountedAt> = job
@@ -242,7 +257,7 @@ impl<'a> WarpJobs<'a> {
                     sink: None,
                 })
                 .collect();
-            return self.replay.run(lanes, &mut at);
+            return self.replay.run_with_lanes_alone(lanes, &mut at, job.alone);
         }
         let infos: Vec<LaneInfo> = job
             .members
@@ -273,7 +288,7 @@ impl<'a> WarpJobs<'a> {
                 sink: Some(sink as &mut dyn IssueSink),
             })
             .collect();
-        let stats = self.replay.run(lanes, &mut at);
+        let stats = self.replay.run_with_lanes_alone(lanes, &mut at, job.alone);
         drop(at);
         for (w, sink) in warps.iter().zip(sinks) {
             observer.end(ctx, w, sink);

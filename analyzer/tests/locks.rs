@@ -351,3 +351,30 @@ fn lanes_leaving_a_contended_lock_at_different_places_reconverge() {
     assert_eq!((all.warp_instructions, all.thread_instructions), (40, 102));
     assert_eq!(all.recorded_thread_instructions, 102);
 }
+
+#[test]
+fn lanes_counted_alone_by_a_warp_that_serializes_them_never_wait() {
+    // The four lanes of one global mutex serialize at W = 4; at W = 1, as a
+    // wider replay counts each lane alone too, no lane waits for another.
+    let mut p = Prog::new();
+    let b = locked(&mut p);
+    for tid in 1..=4 {
+        run_locked(&mut p, tid, &b, 0x5000);
+    }
+    let (t, _c) = p.finish();
+    let opts = Options {
+        widths: vec![4, 1],
+        unit: "thread".parse().unwrap(),
+        ..Options::default()
+    };
+    let both = analyze(&t, &opts, &Silent).unwrap();
+    assert!(both.incomplete.is_empty());
+    assert_eq!(both.results[0].serialized_warp_instructions, 24);
+    let one = report(&t, 1, true);
+    assert_eq!(both.results[1], one.results[0]);
+    let lock = &one.results[0].locks[0];
+    assert_eq!((lock.acquisitions, lock.contentions), (4, 0));
+    assert_eq!(one.results[0].serialized_warp_instructions, 0);
+    // crit: 5 instructions per lane, each lane its own warp.
+    assert_eq!(func(&one, "crit"), (20, 20));
+}

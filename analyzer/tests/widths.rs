@@ -135,3 +135,44 @@ fn an_observer_is_shown_every_warp_of_every_width() {
     assert_eq!(warps.0.into_inner(), 2 + 1 + 1);
     assert_eq!(report.results.iter().map(|r| r.warps).sum::<usize>(), 4);
 }
+
+/// Counts the warps it is shown, and looks at no warp of width 1.
+#[derive(Default)]
+struct WiderWarps(AtomicUsize);
+
+impl Observer for WiderWarps {
+    type Sink = Ignore;
+    fn observes(&self, width: usize) -> bool {
+        width > 1
+    }
+    fn begin(&self, _: &Context<'_>, _: &WarpInfo<'_>) -> Ignore {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Ignore
+    }
+    fn end(&self, _: &Context<'_>, _: &WarpInfo<'_>, _: Ignore) {}
+}
+
+#[test]
+fn width_one_counted_by_wider_warps_is_width_one_replayed_alone() {
+    // 7 units at W = 1, 2, 4: unit 6 alone forms the last warp of 2 and a
+    // warp of 1 alike; units 0..6 are counted alone by the warps of 2 that
+    // hold them, which diverge (threads 2 and 5 branch the other way) and
+    // lay the stack out at their own width.
+    let (trace, _c) = threads(7);
+    let widths = [4, 1, 2];
+    let alone = analyze(&trace, &options(&[1]), &Silent).unwrap();
+    assert_eq!(alone.results[0].warps, 7);
+    assert_eq!(alone.results[0].divergent_branches, 0);
+    let shown = WiderWarps::default();
+    let together = analyze_observed(&trace, &options(&widths), &Silent, &shown).unwrap();
+    assert!(together.incomplete.is_empty());
+    assert_eq!(together.results[1], alone.results[0]);
+    // No warp of width 1 replays on its own but unit 6's, which is also
+    // the last warp of 2 (and shown at both widths, as one replay).
+    assert_eq!(shown.0.into_inner(), 2 + 4 + 1);
+    // An observer of width 1 is shown its warps, and the figures are the same.
+    let warps = Warps::default();
+    let observed = analyze_observed(&trace, &options(&widths), &Silent, &warps).unwrap();
+    assert_eq!(warps.0.into_inner(), 7 + 4 + 2);
+    assert_eq!(observed.results, together.results);
+}

@@ -198,6 +198,10 @@ pub struct WarpSink {
 impl Observer for Collector {
     type Sink = WarpSink;
 
+    fn observes(&self, width: usize) -> bool {
+        self.widths.contains(&width)
+    }
+
     fn begin(&self, ctx: &Context<'_>, warp: &WarpInfo<'_>) -> WarpSink {
         let segments = self
             .segments

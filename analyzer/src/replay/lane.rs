@@ -156,7 +156,7 @@ impl Warp<'_, '_, '_> {
                 LaneEvent::SignalReturn => lane.tracker.signal_return(),
                 LaneEvent::Acquire { kind, lock } => {
                     lane.held.push((lock, kind));
-                    self.issuer.tell(|s| s.lock_acquired(i, lock, kind));
+                    self.issuer.lock_acquired(i, lock, kind);
                 }
                 LaneEvent::Release { lock, .. } => {
                     if let Some(k) = lane.held.iter().rposition(|h| h.0 == lock) {

@@ -163,10 +163,39 @@ impl Replay<'_> {
         lanes: Vec<Lane<'_>>,
         at: &mut [CountedAt<'_>],
     ) -> tf_trace::Result<Vec<WarpStats>> {
+        Ok(self.run_with_lanes_alone(lanes, at, 0)?.0)
+    }
+
+    /// [`Replay::run`], counting besides each lane of `alone` (a mask of
+    /// `lanes`) as a warp of width 1 of its own, all of them in one sum.
+    ///
+    /// A lane alone issues each of its blocks by itself: its part of every
+    /// issue of the warp, in the same order, which never diverges, is never
+    /// predicated and never waits for another lane's lock. So the warps of
+    /// width 1 need no replay of their own, which would decode the lanes
+    /// again. The sum's unfinished lanes and off-stack calls are those of
+    /// the lanes of `alone`.
+    pub fn run_with_lanes_alone(
+        &self,
+        lanes: Vec<Lane<'_>>,
+        at: &mut [CountedAt<'_>],
+        alone: u64,
+    ) -> tf_trace::Result<(Vec<WarpStats>, WarpStats)> {
         assert!(lanes.len() <= 64 && at.iter().all(|c| lanes.len() <= c.width.max(1)));
         let stacks: Vec<_> = lanes.iter().map(|l| (l.stack, l.sp)).collect();
         let functions = self.functions.max_id() + 1;
         let widths: Vec<usize> = at.iter().map(|c| c.width).collect();
+        let alone_mask = alone;
+        let alone = (alone != 0).then(|| {
+            let tally = Tally::new(
+                self.segments,
+                self.spin_wait,
+                &[1],
+                stacks.clone(),
+                functions,
+            );
+            (alone, tally)
+        });
         // One tally counts every width; the sinks observe the replay
         // through one fan-out.
         let tally = Tally::new(self.segments, self.spin_wait, &widths, stacks, functions);
@@ -189,7 +218,7 @@ impl Replay<'_> {
         };
         let mut w = Warp {
             cfg: self,
-            issuer: Issuer::new(tally, sink),
+            issuer: Issuer::new(tally, sink, alone),
             stack: Vec::new(),
             lanes,
             next_region: 0,
@@ -200,16 +229,31 @@ impl Replay<'_> {
         w.run()?;
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
-        let unfinished = w.lanes.iter().filter(|l| !l.done).count() as u64;
-        let mut off_stack = OffStack::default();
-        for l in &w.lanes {
-            off_stack.add(&l.off_stack);
-        }
-        let mut all = w.issuer.finish(self);
+        let (mut all, lanes_alone) = w.issuer.finish(self);
+        let (unfinished, off_stack) = unfinished_and_off_stack(&w.lanes, u64::MAX);
         for s in &mut all {
             s.unfinished_lanes = unfinished;
             s.off_stack = off_stack;
         }
-        Ok(all)
+        let mut lanes_alone = lanes_alone.unwrap_or_default();
+        (lanes_alone.unfinished_lanes, lanes_alone.off_stack) =
+            unfinished_and_off_stack(&w.lanes, alone_mask);
+        Ok((all, lanes_alone))
     }
+}
+
+/// The lanes of `mask` among `lanes` that did not end their unit, and their
+/// calls on stacks other than their thread's.
+fn unfinished_and_off_stack(lanes: &[Lane<'_>], mask: u64) -> (u64, OffStack) {
+    let mut off_stack = OffStack::default();
+    let mut unfinished = 0;
+    for (_, l) in lanes
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| mask & (1 << i) != 0)
+    {
+        off_stack.add(&l.off_stack);
+        unfinished += u64::from(!l.done);
+    }
+    (unfinished, off_stack)
 }
