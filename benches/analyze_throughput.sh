@@ -20,9 +20,12 @@
 #   reads the first pass from there; every other row runs with
 #   `--index off`, so that it measures a whole analysis, and a build
 #   without the index (TF=PATH) runs the same rows but the "again" ones;
+# - pigz 2 MB at W = 1,2,4,32 on one core: widths that form different
+#   warps;
 # - how right the progress bar's ETA is: for the replay of both pigz
-#   traces and of nbody, the bar's estimate of the rest when a tenth of the
-#   stage was done, beside what the rest took (`tf analyze --timings`),
+#   traces and of nbody, and of pigz 2 MB and nbody 2048 at the nine widths
+#   of `tf report`'s sweep, the bar's estimate of the rest when a tenth of
+#   the stage was done, beside what the rest took (`tf analyze --timings`),
 #   ETA_RUNS times each (default 3).
 #   benches/analyze_throughput.sh            SMALL=4000000 benches/analyze_throughput.sh
 set -euo pipefail
@@ -95,6 +98,11 @@ for bytes in "$small" $((10 * small)); do
     indexed "$label, W=32" "$dir" --warp 32
     report "$label, W=32" "$dir" "$cores" "${off[@]}" --warp 32
     report "$label, W=8,16,32" "$dir" "$cores" "${off[@]}" --warp 8,16,32
+    if [ "$bytes" = "$small" ]; then
+        # widths that form different warps: W=1 is counted by the wider
+        # warps' replays (lanes_alone.rs), W=2 and 4 replay on their own
+        report "$label, W=1,2,4,32" "$dir" 1 "${off[@]}" --warp 1,2,4,32
+    fi
     eta_traces+=("$dir")
 done
 dir="$tmp/sort"
@@ -136,3 +144,8 @@ echo "progress ETA at 10% of the replay ($eta_runs runs each)"
 eta "pigz $((small / 1000000)) MB, W=32" "${eta_traces[0]}" --warp 32
 eta "pigz $((10 * small / 1000000)) MB, W=32" "${eta_traces[1]}" --warp 32
 eta "nbody 8192, W=32" "$tmp/nbody" --unit call:accelerate --warp 32
+# the widths of tf report's sweep (tf_reports::SWEEP), jobs that cost
+# unlike amounts per instruction
+sweep=1,2,4,8,16,24,32,48,64
+eta "pigz $((small / 1000000)) MB, W=$sweep" "${eta_traces[0]}" --warp "$sweep"
+eta "nbody 2048, W=$sweep" "$tmp/nbody-2048" --unit call:accelerate --warp "$sweep"

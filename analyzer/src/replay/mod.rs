@@ -166,8 +166,8 @@ impl Replay<'_> {
         Ok(self.run_with_lanes_alone(lanes, at, 0)?.0)
     }
 
-    /// [`Replay::run`], counting besides each lane of `alone` (a mask of
-    /// `lanes`) as a warp of width 1 of its own, all of them in one sum.
+    /// [`Replay::run`], counting besides each lane of `alone_lanes` (a mask
+    /// of `lanes`) as a warp of width 1 of its own, all of them in one sum.
     ///
     /// A lane alone issues each of its blocks by itself: its part of every
     /// issue of the warp, in the same order, which never diverges, is never
@@ -179,14 +179,13 @@ impl Replay<'_> {
         &self,
         lanes: Vec<Lane<'_>>,
         at: &mut [CountedAt<'_>],
-        alone: u64,
+        alone_lanes: u64,
     ) -> tf_trace::Result<(Vec<WarpStats>, WarpStats)> {
         assert!(lanes.len() <= 64 && at.iter().all(|c| lanes.len() <= c.width.max(1)));
         let stacks: Vec<_> = lanes.iter().map(|l| (l.stack, l.sp)).collect();
         let functions = self.functions.max_id() + 1;
         let widths: Vec<usize> = at.iter().map(|c| c.width).collect();
-        let alone_mask = alone;
-        let alone = (alone != 0).then(|| {
+        let alone = (alone_lanes != 0).then(|| {
             let tally = Tally::new(
                 self.segments,
                 self.spin_wait,
@@ -194,7 +193,7 @@ impl Replay<'_> {
                 stacks.clone(),
                 functions,
             );
-            (alone, tally)
+            (alone_lanes, tally)
         });
         // One tally counts every width; the sinks observe the replay
         // through one fan-out.
@@ -237,7 +236,7 @@ impl Replay<'_> {
         }
         let mut lanes_alone = lanes_alone.unwrap_or_default();
         (lanes_alone.unfinished_lanes, lanes_alone.off_stack) =
-            unfinished_and_off_stack(&w.lanes, alone_mask);
+            unfinished_and_off_stack(&w.lanes, alone_lanes);
         Ok((all, lanes_alone))
     }
 }
@@ -247,13 +246,11 @@ impl Replay<'_> {
 fn unfinished_and_off_stack(lanes: &[Lane<'_>], mask: u64) -> (u64, OffStack) {
     let mut off_stack = OffStack::default();
     let mut unfinished = 0;
-    for (_, l) in lanes
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| mask & (1 << i) != 0)
-    {
-        off_stack.add(&l.off_stack);
-        unfinished += u64::from(!l.done);
+    for (i, l) in lanes.iter().enumerate() {
+        if mask & (1 << i) != 0 {
+            off_stack.add(&l.off_stack);
+            unfinished += u64::from(!l.done);
+        }
     }
     (unfinished, off_stack)
 }
