@@ -8,8 +8,13 @@ use tf_analyzer::{analyze, Options, Silent};
 use tf_trace::{BlockId, EndKind, LockKind, SkipReason, Trace};
 
 fn report(trace: &Trace, width: usize, locks: bool) -> Report {
+    report_at(trace, &[width], locks)
+}
+
+/// The analysis of `trace` at `widths`, which must be complete.
+fn report_at(trace: &Trace, widths: &[usize], locks: bool) -> Report {
     let opts = Options {
-        widths: vec![width],
+        widths: widths.to_vec(),
         unit: "thread".parse().unwrap(),
         locks,
         ..Options::default()
@@ -75,6 +80,16 @@ fn run_locked_kind(p: &mut Prog, tid: u64, b: &Locked, lock: u64, kind: LockKind
     t.exec(b.m3, &[]).unwrap();
 }
 
+/// Four threads running the locked sequence on mutex 0x5000.
+fn one_global_mutex() -> (Trace, common::Cleanup) {
+    let mut p = Prog::new();
+    let b = locked(&mut p);
+    for tid in 1..=4 {
+        run_locked(&mut p, tid, &b, 0x5000);
+    }
+    p.finish()
+}
+
 #[test]
 fn one_global_mutex_serializes_the_critical_section() {
     // W = 4, all lanes lock 0x5000. They land together after the lock call,
@@ -82,12 +97,7 @@ fn one_global_mutex_serializes_the_critical_section() {
     // after the unlock stub: per round m1 (1), crit (5), m2 (1), the stub
     // (1). After the release they continue together: m3 (2).
     // crit: warp 4 × 5 = 20, thread 20: efficiency 1/4.
-    let mut p = Prog::new();
-    let b = locked(&mut p);
-    for tid in 1..=4 {
-        run_locked(&mut p, tid, &b, 0x5000);
-    }
-    let (t, _c) = p.finish();
+    let (t, _c) = one_global_mutex();
     let r = report(&t, 4, true);
     assert_eq!(func(&r, "crit"), (20, 20));
     // main: m0 together (1 warp), m1 and m2 per lane (8), m3 together (2).
@@ -356,19 +366,8 @@ fn lanes_leaving_a_contended_lock_at_different_places_reconverge() {
 fn lanes_counted_alone_by_a_warp_that_serializes_them_never_wait() {
     // The four lanes of one global mutex serialize at W = 4; at W = 1, as a
     // wider replay counts each lane alone too, no lane waits for another.
-    let mut p = Prog::new();
-    let b = locked(&mut p);
-    for tid in 1..=4 {
-        run_locked(&mut p, tid, &b, 0x5000);
-    }
-    let (t, _c) = p.finish();
-    let opts = Options {
-        widths: vec![4, 1],
-        unit: "thread".parse().unwrap(),
-        ..Options::default()
-    };
-    let both = analyze(&t, &opts, &Silent).unwrap();
-    assert!(both.incomplete.is_empty());
+    let (t, _c) = one_global_mutex();
+    let both = report_at(&t, &[4, 1], true);
     assert_eq!(both.results[0].serialized_warp_instructions, 24);
     let one = report(&t, 1, true);
     assert_eq!(both.results[1], one.results[0]);

@@ -114,14 +114,29 @@ fn narrower_warps_replayed_from_a_wide_warps_units_count_as_each_alone() {
     assert_eq!(divergent, [64, 24, 48]);
 }
 
-/// Counts the warps it is shown.
-#[derive(Default)]
-struct Warps(AtomicUsize);
+/// Counts the warps it is shown, looking at those of `narrowest` lanes or
+/// more.
+struct Warps {
+    shown: AtomicUsize,
+    narrowest: usize,
+}
+
+impl Warps {
+    fn from_width(narrowest: usize) -> Warps {
+        Warps {
+            shown: AtomicUsize::new(0),
+            narrowest,
+        }
+    }
+}
 
 impl Observer for Warps {
     type Sink = Ignore;
+    fn observes(&self, width: usize) -> bool {
+        width >= self.narrowest
+    }
     fn begin(&self, _: &Context<'_>, _: &WarpInfo<'_>) -> Ignore {
-        self.0.fetch_add(1, Ordering::Relaxed);
+        self.shown.fetch_add(1, Ordering::Relaxed);
         Ignore
     }
     fn end(&self, _: &Context<'_>, _: &WarpInfo<'_>, _: Ignore) {}
@@ -130,26 +145,10 @@ impl Observer for Warps {
 #[test]
 fn an_observer_is_shown_every_warp_of_every_width() {
     let (trace, _c) = three_threads();
-    let warps = Warps::default();
+    let warps = Warps::from_width(1);
     let report = analyze_observed(&trace, &options(&[2, 4, 8]), &Silent, &warps).unwrap();
-    assert_eq!(warps.0.into_inner(), 2 + 1 + 1);
+    assert_eq!(warps.shown.into_inner(), 2 + 1 + 1);
     assert_eq!(report.results.iter().map(|r| r.warps).sum::<usize>(), 4);
-}
-
-/// Counts the warps it is shown, and looks at no warp of width 1.
-#[derive(Default)]
-struct WiderWarps(AtomicUsize);
-
-impl Observer for WiderWarps {
-    type Sink = Ignore;
-    fn observes(&self, width: usize) -> bool {
-        width > 1
-    }
-    fn begin(&self, _: &Context<'_>, _: &WarpInfo<'_>) -> Ignore {
-        self.0.fetch_add(1, Ordering::Relaxed);
-        Ignore
-    }
-    fn end(&self, _: &Context<'_>, _: &WarpInfo<'_>, _: Ignore) {}
 }
 
 #[test]
@@ -163,16 +162,16 @@ fn width_one_counted_by_wider_warps_is_width_one_replayed_alone() {
     let alone = analyze(&trace, &options(&[1]), &Silent).unwrap();
     assert_eq!(alone.results[0].warps, 7);
     assert_eq!(alone.results[0].divergent_branches, 0);
-    let shown = WiderWarps::default();
+    let shown = Warps::from_width(2);
     let together = analyze_observed(&trace, &options(&widths), &Silent, &shown).unwrap();
     assert!(together.incomplete.is_empty());
     assert_eq!(together.results[1], alone.results[0]);
     // No warp of width 1 replays on its own but unit 6's, which is also
     // the last warp of 2 (and shown at both widths, as one replay).
-    assert_eq!(shown.0.into_inner(), 2 + 4 + 1);
+    assert_eq!(shown.shown.into_inner(), 2 + 4 + 1);
     // An observer of width 1 is shown its warps, and the figures are the same.
-    let warps = Warps::default();
+    let warps = Warps::from_width(1);
     let observed = analyze_observed(&trace, &options(&widths), &Silent, &warps).unwrap();
-    assert_eq!(warps.0.into_inner(), 7 + 4 + 2);
+    assert_eq!(warps.shown.into_inner(), 7 + 4 + 2);
     assert_eq!(observed.results, together.results);
 }
