@@ -114,11 +114,17 @@ impl ScanJob<'_> {
         cutter: impl FnOnce(u64) -> Cutter,
         mut cfg: Option<&mut CfgBuilder>,
     ) -> ThreadScan {
+        // What the manifest says of the thread, until its `thread_start`
+        // event says it: a thread the program made that never ran before
+        // it exited has no event, but its parent and start routine.
+        let listed = (self.trace.manifest())
+            .and_then(|m| m.threads.iter().find(|t| t.tid == tid))
+            .map_or((0, 0), |t| (t.parent, t.start_routine));
         let mut out = ThreadScan {
             tid,
-            parent: 0,
+            parent: listed.0,
             stack: (0, 0),
-            start_routine: 0,
+            start_routine: listed.1,
             chunks: Vec::new(),
             units: Vec::new(),
             unit_problems: Vec::new(),

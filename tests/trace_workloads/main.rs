@@ -345,6 +345,41 @@ fn threads_have_unique_ids_parents_and_start_routines() {
 }
 
 #[test]
+fn a_thread_that_never_ran_has_its_parent_and_start_routine() {
+    // The last of the three threads starts as the process ends: its stream
+    // has no thread_start event, and the manifest says whose it was.
+    let dir = tempdir();
+    trace_ok(dir.path(), &workload("never_ran"), &["3"]);
+    let out = run_ok(tf().arg("info").arg(dir.path()));
+    let info = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = (2..=4)
+        .map(|tid| {
+            let tid = tid.to_string();
+            info.lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .find(|f| f.first() == Some(&tid.as_str()))
+                .unwrap_or_else(|| panic!("no thread {tid}:\n{info}"))
+        })
+        .collect();
+    assert!(
+        rows.iter().any(|r| r[3] == "0"),
+        "every thread ran:\n{info}"
+    );
+    for r in &rows {
+        assert_eq!((r[1], r[2]), ("1", "idle"), "{info}");
+    }
+    let report = analyze_json(dir.path(), &[]);
+    let threads = report["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 4);
+    for t in &threads[1..] {
+        assert_eq!(
+            (t["parent"].as_u64(), t["start_routine"].as_str()),
+            (Some(1), Some("idle"))
+        );
+    }
+}
+
+#[test]
 fn a_crash_leaves_a_readable_trace_and_exit_status_139() {
     let dir = tempdir();
     let out = trace(dir.path(), &workload("crash"), &[]);
