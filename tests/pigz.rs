@@ -244,6 +244,30 @@ fn the_stripped_program_is_a_module_and_info_charges_its_code_to_it() {
         .map(|f| f["name"].as_str().unwrap())
         .collect();
     assert!(rows.iter().all(|f| names.contains(&f[2])), "{stdout}");
+    // The JSON names the threads' start routine so too, as tf info does:
+    // pigz's five threads all run one function of the stripped program.
+    let routines: Vec<&str> = analysis()["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["start_routine"].as_str().unwrap())
+        .collect();
+    assert_eq!(routines.len(), 6);
+    assert_eq!(routines[0], "", "the first thread has none");
+    assert!(routines[1].starts_with("pigz+0x"), "{routines:?}");
+    assert!(
+        routines[1..].iter().all(|r| *r == routines[1]),
+        "{routines:?}"
+    );
+    let info_routine = |tid: &str| {
+        let row = stdout
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>());
+        row.clone()
+            .find(|f| f.first() == Some(&tid) && f.len() > 3)
+            .map(|f| f[2].to_string())
+    };
+    assert_eq!(info_routine("2").as_deref(), Some(routines[1]), "{stdout}");
 }
 
 /// pigz with 32 compression threads: 34 threads whose encoders write their

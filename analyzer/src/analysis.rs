@@ -365,10 +365,15 @@ pub fn analyze_observed<O: Observer>(
         .map(|s| ThreadReport {
             tid: s.tid,
             parent: s.parent,
-            start_routine: symbols
-                .at_entry(s.start_routine)
-                .map(|f| symbols.name(f).to_string())
-                .unwrap_or_default(),
+            // its symbol's name, else the name the function table gives
+            // code without one (pigz+0x11250: Debian's programs are stripped)
+            start_routine: match symbols.at_entry(s.start_routine) {
+                Some(f) => symbols.name(f).to_string(),
+                None => match functions.frame(s.start_routine) {
+                    0 => String::new(),
+                    f => functions.info(f).name.clone(),
+                },
+            },
             traced_instructions: s.traced,
             skipped_instructions: s.skipped.instructions(),
             skipped: s.skipped.clone(),
