@@ -29,11 +29,11 @@ use tf_analyzer::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
 use tf_analyzer::stats::{Insns, Memory, Requests};
 use tf_trace::FunctionId;
 
-#[path = "observe_table.rs"]
-mod block_table;
+#[path = "observe_slots.rs"]
+mod block_slots;
 #[path = "observe_walk.rs"]
 mod lane_walk;
-use block_table::{BlockTable, Slot};
+use block_slots::{BlockSlots, Slot};
 use lane_walk::{walk, LaneWalk, Step};
 
 /// A block of a function: the function its instructions are charged to and
@@ -190,7 +190,7 @@ pub struct WarpSink {
     walks: Vec<LaneWalk>,
     /// The block last issued.
     last: Option<Slot>,
-    table: BlockTable,
+    slots: BlockSlots,
     calls: HashMap<(FunctionId, FunctionId), u64>,
     steps: Vec<(Step, u64)>,
 }
@@ -216,7 +216,7 @@ impl Observer for Collector {
             ),
             walks: vec![Vec::new(); warp.lanes.len()],
             last: None,
-            table: BlockTable::default(),
+            slots: BlockSlots::default(),
             calls: HashMap::default(),
             steps: Vec::new(),
         }
@@ -230,7 +230,7 @@ impl Observer for Collector {
             calls: sink.calls,
             ..WidthDetails::default()
         };
-        sink.table.into_details(&mut d);
+        sink.slots.into_details(&mut d);
         let mut g = self.gathered.lock().unwrap_or_else(|e| e.into_inner());
         for &(f, b) in d.blocks.keys() {
             g.blocks
@@ -253,9 +253,9 @@ impl WarpSink {
     #[inline(never)]
     fn count(&mut self, issue: &Issue<'_>) {
         let key = (issue.function, issue.cblock);
-        let slot = self.table.slot(key, issue.block);
+        let slot = self.slots.slot(key, issue.block);
         self.last = Some(slot);
-        let stats = self.table.stats(slot);
+        let stats = self.slots.stats(slot);
         stats.issues += 1;
         stats.insns.add(&Insns {
             thread_instructions: issue.thread_instructions,
@@ -311,7 +311,7 @@ impl WarpSink {
     #[inline]
     fn take(&mut self, step: Step, n: u64) {
         match step {
-            Step::Edge((_, from, to)) => self.table.edge(from, to, n),
+            Step::Edge((_, from, to)) => self.slots.edge(from, to, n),
             Step::Call(c) => *self.calls.entry(c).or_default() += n,
             Step::Start => {}
         }
@@ -340,10 +340,10 @@ impl IssueSink for WarpSink {
         }
         // The replay reports a split right after issuing the block it ends.
         let slot = match self.last {
-            Some(s) if self.table.key(s).1 == cblock => Some(s),
-            _ => self.table.find((0, cblock)),
+            Some(s) if self.slots.key(s).1 == cblock => Some(s),
+            _ => self.slots.find((0, cblock)),
         };
-        if let Some(s) = slot.map(|s| self.table.stats(s)) {
+        if let Some(s) = slot.map(|s| self.slots.stats(s)) {
             s.divergences += 1;
             s.paths += paths as u64;
             s.reconverge = s.reconverge.or(reconverge);

@@ -2,11 +2,11 @@
 //! each lane's walk through its functions' blocks, and what each step of it
 //! was: an edge within a function (a return is one), a call, or a start.
 
-use super::block_table::Slot;
+use super::block_slots::Slot;
 use tf_trace::FunctionId;
 
 /// A block of a function, as a function and the block's slot in the
-/// warp's [`super::BlockTable`].
+/// warp's [`super::BlockSlots`].
 type At = (FunctionId, Slot);
 
 /// What one lane of a warp is running: its functions' last blocks, innermost last.

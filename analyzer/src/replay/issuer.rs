@@ -3,6 +3,7 @@
 //! counts too, each lane's part of every issue, as that lane alone would
 //! have issued it.
 
+use super::alone::LanesAlone;
 use super::counts::WarpStats;
 use super::stack::Entry;
 use super::tally::Tally;
@@ -19,18 +20,17 @@ pub(super) struct Issuer<'a, 's> {
     frame_function: (u64, FunctionId),
     /// Thread instructions replayed since the last progress report.
     unreported: u64,
-    /// The lanes counted alone too, and their tally: of width 1, holding
-    /// every lane's stack (a lane is the one lane of its own warp there).
-    alone: Option<(u64, Tally<'a>)>,
+    /// The lanes counted alone too, if any.
+    alone: Option<LanesAlone<'a>>,
 }
 
 impl<'a, 's> Issuer<'a, 's> {
     /// An issuer to `tally` and `sink` that also counts the lanes of
-    /// `alone` (a mask) as warps of width 1 in `alone`'s tally.
+    /// `alone` as warps of width 1.
     pub(super) fn new(
         tally: Tally<'a>,
         sink: Option<&'s mut dyn IssueSink>,
-        alone: Option<(u64, Tally<'a>)>,
+        alone: Option<LanesAlone<'a>>,
     ) -> Self {
         Issuer {
             tally,
@@ -42,22 +42,19 @@ impl<'a, 's> Issuer<'a, 's> {
     }
 
     /// The tally's counts at each of its widths, once the warp is replayed,
-    /// and those of the lanes counted alone; reports the last instructions
-    /// to the progress bar.
-    pub(super) fn finish(&mut self, cfg: &Replay<'_>) -> (Vec<WarpStats>, Option<WarpStats>) {
+    /// and the lanes counted alone, to finish; reports the last
+    /// instructions to the progress bar.
+    pub(super) fn finish(&mut self, cfg: &Replay<'_>) -> (Vec<WarpStats>, Option<LanesAlone<'a>>) {
         cfg.progress.advance(std::mem::take(&mut self.unreported));
-        let alone = self.alone.as_mut().map(|(_, t)| t.finish().remove(0));
-        (self.tally.finish(), alone)
+        (self.tally.finish(), self.alone.take())
     }
 
     /// Lane `i` acquired `lock`: told like any event, and counted for the
     /// lane alone too (lanes alone never contend).
     pub(super) fn lock_acquired(&mut self, i: usize, lock: u64, kind: LockKind) {
         self.tell(|s| s.lock_acquired(i, lock, kind));
-        if let Some((mask, t)) = &mut self.alone {
-            if *mask & (1 << i) != 0 {
-                t.lock_acquired(i, lock, kind);
-            }
+        if let Some(alone) = &mut self.alone {
+            alone.lock_acquired(i, lock, kind);
         }
     }
 
@@ -94,10 +91,11 @@ impl<'a, 's> Issuer<'a, 's> {
             self.frame_function.1
         };
         let f = f.min(cfg.functions.max_id() as FunctionId);
-        if let Some((mask, t)) = &mut self.alone {
-            count_alone(t, *mask, b, cb, f, lanes, cfg.leaves_out(b));
+        let left_out = cfg.leaves_out(b);
+        if let Some(alone) = &mut self.alone {
+            alone.issue(b, cb, f, lanes, left_out);
         }
-        if cfg.leaves_out(b) {
+        if left_out {
             // replayed, never issued: the lanes' own instructions, apart
             self.tally.exclude(f as usize, thread);
             self.report_progress(cfg, thread);
@@ -136,42 +134,5 @@ impl<'a, 's> Issuer<'a, 's> {
         if self.unreported >= PROGRESS_STEP {
             cfg.progress.advance(std::mem::take(&mut self.unreported));
         }
-    }
-}
-
-/// Counts, in `tally`, each lane of `mask` among `lanes` as the one lane of
-/// a warp of its own: block `b` (`cb`, charged to function `f`) issued for
-/// it alone, or left out (`--spin-wait exclude`). Nothing else that a warp
-/// of several lanes tells (divergence, predication, lock rounds) happens to
-/// a lane alone.
-#[inline(never)]
-fn count_alone(
-    tally: &mut Tally<'_>,
-    mask: u64,
-    b: CBlockId,
-    cb: &crate::blocks::CBlock,
-    f: FunctionId,
-    lanes: &[LaneIssue<'_>],
-    left_out: bool,
-) {
-    for l in lanes.iter().filter(|l| mask & (1 << l.lane) != 0) {
-        let n = u64::from(l.insns);
-        if left_out {
-            tally.exclude(f as usize, n);
-            continue;
-        }
-        tally.issue(&Issue {
-            cblock: b,
-            block: cb,
-            function: f,
-            active: 1 << l.lane,
-            counted: 1 << l.lane,
-            predicated: 0,
-            spinning: 0,
-            warp_instructions: n,
-            thread_instructions: n,
-            lanes: std::slice::from_ref(l),
-            serialized: None,
-        });
     }
 }

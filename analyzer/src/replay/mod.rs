@@ -51,6 +51,7 @@
 //! instructions issued by rounds after the first are
 //! counted as *serialized*, per lock and per function.
 
+mod alone;
 mod counts;
 mod issuer;
 mod lane;
@@ -67,10 +68,10 @@ pub use reconverge::Reconvergence;
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::functions::FunctionTable;
-use crate::off_stack::OffStack;
 use crate::segments::Segments;
 use crate::sink::{Fanout, IssueSink};
 
+use alone::{unfinished_and_off_stack, LanesAlone};
 use issuer::Issuer;
 use tally::Tally;
 use warp::Warp;
@@ -186,14 +187,14 @@ impl Replay<'_> {
         let functions = self.functions.max_id() + 1;
         let widths: Vec<usize> = at.iter().map(|c| c.width).collect();
         let alone = (alone_lanes != 0).then(|| {
-            let tally = Tally::new(
+            let one = Tally::new(
                 self.segments,
                 self.spin_wait,
                 &[1],
                 stacks.clone(),
                 functions,
             );
-            (alone_lanes, tally)
+            LanesAlone::new(alone_lanes, one)
         });
         // One tally counts every width; the sinks observe the replay
         // through one fan-out.
@@ -228,29 +229,13 @@ impl Replay<'_> {
         w.run()?;
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
-        let (mut all, lanes_alone) = w.issuer.finish(self);
+        let (mut all, alone) = w.issuer.finish(self);
         let (unfinished, off_stack) = unfinished_and_off_stack(&w.lanes, u64::MAX);
         for s in &mut all {
             s.unfinished_lanes = unfinished;
             s.off_stack = off_stack;
         }
-        let mut lanes_alone = lanes_alone.unwrap_or_default();
-        (lanes_alone.unfinished_lanes, lanes_alone.off_stack) =
-            unfinished_and_off_stack(&w.lanes, alone_lanes);
-        Ok((all, lanes_alone))
+        let alone = alone.map_or_else(WarpStats::default, |a| a.finish(&w.lanes));
+        Ok((all, alone))
     }
-}
-
-/// The lanes of `mask` among `lanes` that did not end their unit, and their
-/// calls on stacks other than their thread's.
-fn unfinished_and_off_stack(lanes: &[Lane<'_>], mask: u64) -> (u64, OffStack) {
-    let mut off_stack = OffStack::default();
-    let mut unfinished = 0;
-    for (i, l) in lanes.iter().enumerate() {
-        if mask & (1 << i) != 0 {
-            off_stack.add(&l.off_stack);
-            unfinished += u64::from(!l.done);
-        }
-    }
-    (unfinished, off_stack)
 }

@@ -8,7 +8,7 @@ use super::{BlockKey, BlockStats, WidthDetails};
 use rustc_hash::FxHashMap as HashMap;
 use tf_analyzer::blocks::CBlock;
 
-/// A block's place in a [`BlockTable`].
+/// A block's place in a [`BlockSlots`].
 pub(super) type Slot = u32;
 
 /// No slot yet.
@@ -25,7 +25,7 @@ struct Entry {
 
 /// The blocks one warp issued, each with its figures.
 #[derive(Default)]
-pub(super) struct BlockTable {
+pub(super) struct BlockSlots {
     /// The slot of each block id for the function it was first charged to.
     by_block: Vec<Slot>,
     /// Slots of blocks charged to another function than that one (code
@@ -34,7 +34,7 @@ pub(super) struct BlockTable {
     entries: Vec<Entry>,
 }
 
-impl BlockTable {
+impl BlockSlots {
     /// The slot of `key`, whose block is `block`: made on its first issue.
     #[inline]
     pub(super) fn slot(&mut self, key: BlockKey, block: &CBlock) -> Slot {
@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn a_block_charged_to_two_functions_has_two_slots() {
-        let mut t = BlockTable::default();
+        let mut t = BlockSlots::default();
         let a = t.slot((1, 5), &block(2));
         let b = t.slot((2, 5), &block(2));
         assert_ne!(a, b);

@@ -1,0 +1,94 @@
+//! Lanes counted alone: the warps of width 1 that a wider warp's replay
+//! counts as it goes ([`super::Replay::run_with_lanes_alone`]). A lane alone
+//! issues each of its blocks by itself: its part of every issue of the
+//! warp, in the same order; it never diverges, is never predicated and never
+//! waits for another lane's lock, so nothing else a warp of several lanes
+//! tells happens to it.
+
+use super::counts::WarpStats;
+use super::lane::Lane;
+use super::tally::Tally;
+use crate::blocks::{CBlock, CBlockId};
+use crate::off_stack::OffStack;
+use crate::sink::{Issue, IssueSink, LaneIssue};
+use tf_trace::{FunctionId, LockKind};
+
+/// The lanes of a warp counted alone too, and their tally: of width 1,
+/// holding every lane's stack (a lane is the one lane of its own warp
+/// there), all of them in one sum.
+pub(super) struct LanesAlone<'a> {
+    /// Which lanes (a mask).
+    lanes: u64,
+    tally: Tally<'a>,
+}
+
+impl<'a> LanesAlone<'a> {
+    /// Counts the lanes of `lanes` (a mask) in `tally`, of width 1.
+    pub(super) fn new(lanes: u64, tally: Tally<'a>) -> Self {
+        LanesAlone { lanes, tally }
+    }
+
+    /// Counts each counted lane of `lanes` issuing block `b` (`cb`, charged
+    /// to function `f`) by itself, or leaving it out (`--spin-wait
+    /// exclude`).
+    #[inline(never)]
+    pub(super) fn issue(
+        &mut self,
+        b: CBlockId,
+        cb: &CBlock,
+        f: FunctionId,
+        lanes: &[LaneIssue<'_>],
+        left_out: bool,
+    ) {
+        let counted = self.lanes;
+        for l in lanes.iter().filter(|l| counted & (1 << l.lane) != 0) {
+            let n = u64::from(l.insns);
+            if left_out {
+                self.tally.exclude(f as usize, n);
+                continue;
+            }
+            self.tally.issue(&Issue {
+                cblock: b,
+                block: cb,
+                function: f,
+                active: 1 << l.lane,
+                counted: 1 << l.lane,
+                predicated: 0,
+                spinning: 0,
+                warp_instructions: n,
+                thread_instructions: n,
+                lanes: std::slice::from_ref(l),
+                serialized: None,
+            });
+        }
+    }
+
+    /// Lane `i` acquired `lock` (lanes alone never contend).
+    pub(super) fn lock_acquired(&mut self, i: usize, lock: u64, kind: LockKind) {
+        if self.lanes & (1 << i) != 0 {
+            self.tally.lock_acquired(i, lock, kind);
+        }
+    }
+
+    /// What was counted, once the warp's `lanes` are replayed, with the
+    /// counted lanes' unfinished units and off-stack calls.
+    pub(super) fn finish(mut self, lanes: &[Lane<'_>]) -> WarpStats {
+        let mut stats = self.tally.finish().remove(0);
+        (stats.unfinished_lanes, stats.off_stack) = unfinished_and_off_stack(lanes, self.lanes);
+        stats
+    }
+}
+
+/// The lanes of `mask` among `lanes` that did not end their unit, and their
+/// calls on stacks other than their thread's.
+pub(super) fn unfinished_and_off_stack(lanes: &[Lane<'_>], mask: u64) -> (u64, OffStack) {
+    let mut off_stack = OffStack::default();
+    let mut unfinished = 0;
+    for (i, l) in lanes.iter().enumerate() {
+        if mask & (1 << i) != 0 {
+            off_stack.add(&l.off_stack);
+            unfinished += u64::from(!l.done);
+        }
+    }
+    (unfinished, off_stack)
+}
