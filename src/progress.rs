@@ -3,7 +3,10 @@
 //! with an ETA at the rate so far; and `--timings`' lines, which say how
 //! right that ETA was.
 
+mod parts;
+
 use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use parts::Parts;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tf_analyzer::Progress;
@@ -29,6 +32,8 @@ struct Stage {
     /// When the first steps were reported, and how many.
     first: Option<(Instant, u64)>,
     tenth: Option<(Instant, Duration)>,
+    /// The parts the work comes in, when the stage said.
+    parts: Option<Parts>,
 }
 
 impl Stage {
@@ -36,6 +41,9 @@ impl Stage {
     /// the first report (what comes before it, such as opening a warp's
     /// lanes, is not done again for every step).
     fn eta(&self, now: Instant) -> Duration {
+        if let Some(eta) = self.parts.as_ref().and_then(|p| p.eta(now)) {
+            return eta;
+        }
         match self.first {
             Some((at, first)) if self.done > first => linear_eta(
                 now - at,
@@ -136,6 +144,7 @@ impl Progress for Bar {
             done: 0,
             first: None,
             tenth: None,
+            parts: None,
         });
         self.bar.set_message(name.to_string());
         self.bar.set_length(total);
@@ -149,11 +158,28 @@ impl Progress for Bar {
             let now = Instant::now();
             st.done += n;
             st.first.get_or_insert((now, st.done));
+            if let Some(parts) = &mut st.parts {
+                parts.advance(std::thread::current().id(), n, now);
+            }
             if st.tenth.is_none() && st.done * 10 >= st.total && st.total > 0 {
                 st.tenth = Some((now, st.eta(now)));
             }
         }
         self.maybe_show();
+    }
+
+    fn parts(&self, sizes: &[u64], threads: usize) {
+        if let Some(st) = self.stages.lock().expect("not poisoned").last_mut() {
+            st.parts = Some(Parts::new(sizes.to_vec(), threads));
+        }
+    }
+
+    fn part(&self, i: usize) {
+        if let Some(st) = self.stages.lock().expect("not poisoned").last_mut() {
+            if let Some(parts) = &mut st.parts {
+                parts.start(std::thread::current().id(), i, Instant::now());
+            }
+        }
     }
 }
 
@@ -199,6 +225,7 @@ mod tests {
             done: 0,
             first: None,
             tenth: None,
+            parts: None,
         };
         // Nothing reported yet: the rate since the stage began (none).
         assert_eq!(stage.eta(at + s(2.0)), s(0.0));

@@ -102,8 +102,21 @@ pub enum Error {
 pub trait Progress: Sync {
     /// A stage starts, with `total` steps.
     fn stage(&self, name: &str, total: u64);
-    /// `n` more steps are done.
+    /// `n` more steps are done (by the calling thread, of its part when the
+    /// stage comes in [`Progress::parts`]).
     fn advance(&self, n: u64);
+    /// The stage's steps come in parts of `sizes` steps, each done by one
+    /// thread, on `threads` threads at once, taken in about this order.
+    /// The replay's warps are such parts: they cost unlike amounts per
+    /// step, and a few large ones may leave threads idle at the end.
+    fn parts(&self, sizes: &[u64], threads: usize) {
+        let _ = (sizes, threads);
+    }
+    /// The calling thread starts part `i` of the stage's
+    /// [`Progress::parts`], done with the part it had.
+    fn part(&self, i: usize) {
+        let _ = i;
+    }
 }
 
 /// A [`Progress`] that shows nothing.

@@ -17,6 +17,7 @@ pub mod frames;
 pub mod functions;
 pub mod go_names;
 pub mod ipdom;
+mod job_order;
 pub mod lane_source;
 pub mod lanes;
 mod lanes_alone;

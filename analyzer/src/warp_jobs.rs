@@ -9,6 +9,7 @@
 //! width.
 
 use crate::blocks::CanonicalBlocks;
+use crate::job_order::{interleaved, queued};
 use crate::lane_source::LaneSource;
 use crate::replay::{CountedAt, Lane, Replay, WarpStats};
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};
@@ -83,39 +84,11 @@ pub(crate) fn groups(jobs: &[Job<'_>], cores: usize) -> Vec<Vec<usize>> {
     groups
 }
 
-/// `items` taken from both ends: each from the end that has given less
-/// `weight` so far, the front when both have given as much (so items of one
-/// weight go first, last, second, second to last, and so on).
-///
-/// Jobs of several widths cost unlike amounts per instruction: on nbody
-/// 2048, a warp of 64 converged lanes about 5 ns per thread instruction, a
-/// warp of 2 that counts its lanes alone too about 11 ns. In their list's
-/// order (by width, and widest first within a group) the progress a tenth
-/// of the way through was no fair sample of the rest, and the ETA of a
-/// sweep of nine widths on two cores erred by +19% (pigz) or -25% (nbody).
-/// The cores split the list into contiguous parts; taken from both ends by
-/// instructions, each part, and the work done early, hold both kinds.
-///
-/// ```text
-/// [0, 1, 2, 3, 4] by 1 each -> [0, 4, 1, 3, 2]
-/// [8, 4, 2, 1, 1] by value  -> [8, 1, 1, 2, 4]
-/// ```
-fn from_both_ends<T>(items: Vec<T>, weight: impl Fn(&T) -> u64) -> Vec<T> {
-    let mut rest: std::collections::VecDeque<T> = items.into();
-    let mut out = Vec::with_capacity(rest.len());
-    let (mut front, mut back) = (0u64, 0u64);
-    loop {
-        let (next, given) = if front <= back {
-            (rest.pop_front(), &mut front)
-        } else {
-            (rest.pop_back(), &mut back)
-        };
-        let Some(item) = next else {
-            return out;
-        };
-        *given += weight(&item);
-        out.push(item);
-    }
+/// What a job's replay costs per instruction depends on: the widths it
+/// counts at (by index), and whether it counts lanes alone too.
+fn class(job: &Job<'_>) -> (Vec<usize>, bool) {
+    let widths = job.warps.iter().map(|&(k, _)| k).collect();
+    (widths, job.alone != 0)
 }
 
 /// What the jobs read.
@@ -144,22 +117,26 @@ impl<'a> WarpJobs<'a> {
         let zero = || vec![WarpStats::default(); self.widths.len()];
         let cores = rayon::current_num_threads();
         let groups = groups(jobs, cores);
+        let insns = |g: &Vec<usize>| g.iter().map(|&j| self.insns(jobs[j].members)).sum();
         // One width: every group is one warp, all alike; they keep their
         // order, which replays a thread's units one after the other
         // (nbody 8192 at W=32 replayed 4-5% slower on one core reordered).
         let groups = if self.widths.len() > 1 {
-            let insns = |g: &Vec<usize>| g.iter().map(|&j| self.insns(jobs[j].members)).sum();
-            from_both_ends(groups, insns)
+            queued(groups, cores, |g| class(&jobs[g[0]]), insns)
         } else {
             groups
         };
+        let sizes: Vec<u64> = groups.iter().map(insns).collect();
+        self.replay.progress.parts(&sizes, cores);
         // Fewer warps than cores: decode each long lane on a thread of its own.
         let ahead = groups.len() < cores;
         let totals: Vec<WarpStats> = groups
             .par_iter()
+            .enumerate()
             .try_fold(
                 || (zero(), UnitCache::default()),
-                |(mut acc, mut cache), group| {
+                |(mut acc, mut cache), (i, group)| {
+                    self.replay.progress.part(i);
                     std::thread::scope(|scope| {
                         let group: Vec<&Job<'_>> = group.iter().map(|&j| &jobs[j]).collect();
                         self.replay_group(
@@ -207,7 +184,7 @@ impl<'a> WarpJobs<'a> {
             }
         }
         // The first job's units are decoded: the rest may go in any order.
-        for job in from_both_ends(jobs.to_vec(), |j| self.insns(j.members)) {
+        for job in interleaved(jobs.to_vec(), |j| class(j), |j| self.insns(j.members)) {
             let lanes = job
                 .members
                 .iter()
@@ -336,21 +313,6 @@ mod tests {
                     .collect()
             })
             .collect()
-    }
-
-    #[test]
-    fn groups_are_taken_from_both_ends() {
-        let one = |_: &u64| 1;
-        assert_eq!(from_both_ends(vec![0, 1, 2, 3, 4], one), [0, 4, 1, 3, 2]);
-        assert_eq!(from_both_ends(vec![0, 1, 2, 3], one), [0, 3, 1, 2]);
-        assert!(from_both_ends(Vec::<u64>::new(), one).is_empty());
-        // By weight: the back gives until it has given as much as the front.
-        let by_value = |&x: &u64| x;
-        assert_eq!(
-            from_both_ends(vec![8, 4, 2, 1, 1], by_value),
-            [8, 1, 1, 2, 4]
-        );
-        assert_eq!(from_both_ends(vec![1, 1, 1, 3], by_value), [1, 3, 1, 1]);
     }
 
     #[test]
