@@ -25,8 +25,9 @@
 # - how right the progress bar's ETA is: for the replay of both pigz
 #   traces and of nbody, and of pigz 2 MB and nbody 2048 at the nine widths
 #   of `tf report`'s sweep, the bar's estimate of the rest when a tenth of
-#   the stage was done, beside what the rest took (`tf analyze --timings`),
-#   ETA_RUNS times each (default 3).
+#   the stage was done, beside what the rest took (`tf analyze --timings`,
+#   and `tf report --timings` of those two), ETA_RUNS times each (default
+#   3).
 #   benches/analyze_throughput.sh            SMALL=4000000 benches/analyze_throughput.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -127,13 +128,21 @@ label="divergence triangle 4096 ($(traced "$dir") insns)"
 report "$label, W=32" "$dir" 1 "${off[@]}" --unit call:worker --warp 32
 report "$label, W=32" "$dir" "$cores" "${off[@]}" --unit call:worker --warp 32
 
-eta() { # label trace args...
+eta() { # label trace args...: tf analyze's
     local label=$1 trace=$2
     shift 2
     for _ in $(seq "$eta_runs"); do
-        "$tf" analyze "$trace" "$@" --timings 2>&1 >/dev/null |
-            awk -v l="$label" '/replaying/ { sub(/^tf: /, ""); printf "  %-34s %s\n", l, $0 }'
+        "$tf" analyze "$trace" "$@" --timings 2>&1 >/dev/null | replay_line "$label"
     done
+}
+eta_report() { # label trace: tf report's (its sweep, and the observer)
+    local label=$1 trace=$2
+    for _ in $(seq "$eta_runs"); do
+        "$tf" report "$trace" -o "$tmp/report" --timings 2>&1 >/dev/null | replay_line "$label"
+    done
+}
+replay_line() { # label: the replay's --timings line, labelled
+    awk -v l="$1" '/replaying/ { sub(/^tf: /, ""); printf "  %-34s %s\n", l, $0 }'
 }
 # Each ETA row runs ETA_RUNS times (default 3): on a shared machine one run's
 # error is often the machine's, which a run beside it tells apart from the
@@ -149,3 +158,5 @@ eta "nbody 8192, W=32" "$tmp/nbody" --unit call:accelerate --warp 32
 sweep=1,2,4,8,16,24,32,48,64
 eta "pigz $((small / 1000000)) MB, W=$sweep" "${eta_traces[0]}" --warp "$sweep"
 eta "nbody 2048, W=$sweep" "$tmp/nbody-2048" --unit call:accelerate --warp "$sweep"
+eta_report "tf report pigz $((small / 1000000)) MB" "${eta_traces[0]}"
+eta_report "tf report nbody 2048" "$tmp/nbody-2048"
