@@ -14,11 +14,12 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The threads workload and a stripped copy of it in `dir`, and the name tf
-/// gives helper() in the copy.
-fn stripped_threads(dir: &Path) -> (PathBuf, PathBuf, String) {
-    let program = workload("threads");
-    let stripped = dir.join("threads_stripped");
+/// Workload `name` and a stripped copy of it in `dir`, and the name tf
+/// gives `function` in the copy.
+fn stripped(dir: &Path, name: &str, function: &str) -> (PathBuf, PathBuf, String) {
+    let program = workload(name);
+    let copy = format!("{name}_stripped");
+    let stripped = dir.join(&copy);
     let ok = Command::new("strip")
         .arg("-o")
         .arg(&stripped)
@@ -27,12 +28,51 @@ fn stripped_threads(dir: &Path) -> (PathBuf, PathBuf, String) {
         .unwrap();
     assert!(ok.success());
     // a position-independent program: its file addresses are offsets from
-    // where it is mapped, so helper() is named threads_stripped+0xADDRESS
+    // where it is mapped, so threads' helper() is named
+    // threads_stripped+0xADDRESS
     let data = std::fs::read(&program).unwrap();
     let file = object::File::parse(&*data).unwrap();
-    let helper = file.symbols().find(|s| s.name() == Ok("helper")).unwrap();
-    let name = format!("threads_stripped+{:#x}", helper.address());
-    (program, stripped, name)
+    let symbol = file.symbols().find(|s| s.name() == Ok(function)).unwrap();
+    let printed = format!("{copy}+{:#x}", symbol.address());
+    (program, stripped, printed)
+}
+
+#[test]
+fn a_stripped_start_routine_that_never_ran_is_named_as_tf_info_names_it() {
+    // never_ran 3's threads start in idle(), which is not traced
+    // (--exclude): no code of it is in the trace, whether or not a thread
+    // ran before the process ended; only the manifest names the routine.
+    let dir = tempdir();
+    let (_, program, idle) = stripped(dir.path(), "never_ran", "idle");
+    let trace = dir.path().join("trace");
+    let out = tf()
+        .args(["trace", "--exclude", &idle, "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&program)
+        .arg("3")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = run_ok(tf().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&out.stdout);
+    let row = (info.lines())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.first() == Some(&"2"))
+        .unwrap_or_else(|| panic!("no thread 2:\n{info}"));
+    assert_eq!(row[1], "1", "{info}");
+    // (a column of 24 characters: a longer name ends in "…")
+    let shown = row[2].trim_end_matches('…');
+    assert!(
+        idle.starts_with(shown) && shown.len() >= 20,
+        "{idle}: {info}"
+    );
+    let report = analyze_json(&trace, &[]);
+    let threads = report["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 4);
+    for t in &threads[1..] {
+        assert_eq!(t["start_routine"], idle.as_str(), "{t}");
+    }
 }
 
 /// Units, thread and warp instructions of a result.
@@ -44,7 +84,7 @@ fn figures(res: &Value) -> (u64, u64, u64) {
 #[test]
 fn a_stripped_program_s_function_is_cut_by_the_name_tf_prints() {
     let dir = tempdir();
-    let (program, stripped, name) = stripped_threads(dir.path());
+    let (program, stripped, name) = stripped(dir.path(), "threads", "helper");
     let (plain, bare) = (dir.path().join("plain"), dir.path().join("bare"));
     trace_ok(&plain, &program, &["4"]);
     trace_ok(&bare, &stripped, &["4"]);
@@ -106,7 +146,7 @@ fn recorded(trace: &Path) -> (u64, u64, u64) {
 #[test]
 fn only_and_exclude_take_a_stripped_function_s_printed_name() {
     let dir = tempdir();
-    let (program, stripped, name) = stripped_threads(dir.path());
+    let (program, stripped, name) = stripped(dir.path(), "threads", "helper");
     let t = |k: &str| dir.path().join(k);
     for option in ["--only", "--exclude"] {
         let by_symbol = trace_threads(&t("symbol"), &[option, "helper"], &program);

@@ -5,11 +5,11 @@ use crate::first_pass::first_pass;
 use crate::functions::FunctionTable;
 use crate::ipdom::Ipdom;
 
-use crate::naming::{incomplete, Naming};
+use crate::naming::{incomplete, thread_reports, Naming};
 use crate::predicate::{predicable, Predicable};
 use crate::recut::{recut, unrecorded_loops};
 use crate::replay::{IpdomMap, LockModel, Reconvergence, Replay};
-use crate::results::{Report, Shard, ThreadReport, WidthResult};
+use crate::results::{Report, Shard, WidthResult};
 use crate::scan::{ScanJob, Skipped};
 use crate::scan_index::FirstPass;
 use crate::segments::Segments;
@@ -373,26 +373,7 @@ pub fn analyze_observed<O: Observer>(
     for s in &scans {
         skipped.merge(&s.skipped);
     }
-    let threads = scans
-        .iter()
-        .map(|s| ThreadReport {
-            tid: s.tid,
-            parent: s.parent,
-            // its symbol's name, else the name the function table gives
-            // code without one (pigz+0x11250: Debian's programs are stripped)
-            start_routine: match symbols.at_entry(s.start_routine) {
-                Some(f) => symbols.name(f).to_string(),
-                None => match functions.frame(s.start_routine) {
-                    0 => String::new(),
-                    f => functions.info(f).name.clone(),
-                },
-            },
-            traced_instructions: s.traced,
-            skipped_instructions: s.skipped.instructions(),
-            skipped: s.skipped.clone(),
-            units: s.units.len(),
-        })
-        .collect();
+    let threads = thread_reports(&scans, &symbols, &functions, trace.blocks());
     let command = trace
         .manifest()
         .map(|m| {

@@ -1,18 +1,19 @@
 //! Stage 8: the results model of one warp width from the replay's counts,
-//! with names and places (functions, source lines, lock symbols), and the
-//! check that the replay covered every recorded instruction.
+//! with names and places (functions, source lines, lock symbols), the
+//! threads' rows, and the check that the replay covered every recorded
+//! instruction.
 
 use crate::functions::FunctionTable;
 use crate::replay::WarpStats;
 use crate::results::{
-    sort_functions, sort_locks, FunctionResult, LockResult, MemoryReport, WidthResult,
+    sort_functions, sort_locks, FunctionResult, LockResult, MemoryReport, ThreadReport, WidthResult,
 };
 use crate::scan::ThreadScan;
 use crate::segments::{SegmentCache, Segments};
 use crate::stats::{FunctionStats, Segment};
-use crate::symbols::SourceLines;
+use crate::symbols::{SourceLines, Symbols};
 use std::collections::HashMap;
-use tf_trace::FunctionId;
+use tf_trace::{BlockTable, FunctionId};
 
 /// The warnings that the counts of `results` call for, the same at every
 /// width (so the first width's counts): units that ran on a stack outside
@@ -64,6 +65,47 @@ pub(crate) fn incomplete(results: &[WidthResult]) -> Vec<String> {
         }
     }
     why
+}
+
+/// The threads' rows of the report, each with its start routine named as
+/// `tf info` names it: its symbol's name, else the name the function table
+/// gives code without one (pigz+0x11250: Debian's programs are stripped).
+pub(crate) fn thread_reports(
+    scans: &[ThreadScan],
+    symbols: &Symbols,
+    functions: &FunctionTable,
+    table: &BlockTable,
+) -> Vec<ThreadReport> {
+    // Routines without a symbol that no thread ran (threads that never ran
+    // before the program ended): the function table has no frame of theirs,
+    // so a table of their own names them as it would.
+    let never_ran: Vec<u64> = (scans.iter().map(|s| s.start_routine))
+        .filter(|&a| a != 0 && symbols.at_entry(a).is_none() && functions.frame(a) == 0)
+        .collect();
+    let never_ran = (!never_ran.is_empty()).then(|| FunctionTable::new(symbols, table, never_ran));
+    let routine_name = |at: u64| {
+        if let Some(f) = symbols.at_entry(at) {
+            return symbols.name(f).to_string();
+        }
+        for t in std::iter::once(functions).chain(&never_ran) {
+            if let f @ 1.. = t.frame(at) {
+                return t.info(f).name.clone();
+            }
+        }
+        String::new()
+    };
+    scans
+        .iter()
+        .map(|s| ThreadReport {
+            tid: s.tid,
+            parent: s.parent,
+            start_routine: routine_name(s.start_routine),
+            traced_instructions: s.traced,
+            skipped_instructions: s.skipped.instructions(),
+            skipped: s.skipped.clone(),
+            units: s.units.len(),
+        })
+        .collect()
 }
 
 /// Names and places for the report: functions, source lines, lock symbols.
