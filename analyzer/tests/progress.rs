@@ -4,12 +4,12 @@
 
 mod common;
 
-use common::Prog;
+use common::{Cleanup, Prog};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::thread::ThreadId;
 use tf_analyzer::Options;
-use tf_trace::EndKind;
+use tf_trace::{EndKind, Trace};
 
 /// A stage as told: its name, total and advances; the parts it said it
 /// comes in, the parts started, and the steps each part's thread reported
@@ -73,22 +73,28 @@ fn told(trace: &tf_trace::Trace, widths: &[usize], stage: &str) -> Told {
         .unwrap()
 }
 
-#[test]
-fn the_replay_reports_progress_as_it_replays_instructions() {
-    // One warp of two lanes, 2 × 40 000 × 100 = 8 M thread instructions: the
-    // replay stage counts them all, in several steps, not once per warp.
+/// A trace of `threads` threads, thread t running a block of `insns`
+/// instructions `rounds(t)` times, then one of 1.
+fn loops(threads: u64, insns: usize, rounds: impl Fn(u64) -> u64) -> (Trace, Cleanup) {
     let mut p = Prog::new();
     let main = p.func(0x100, "main");
-    let body = p.block(0x100, 100, EndKind::Branch, main);
-    let end = p.block(0x164, 1, EndKind::Return, main);
-    for tid in 1..=2 {
+    let body = p.block(0x100, insns, EndKind::Branch, main);
+    let end = p.block(0x100 + insns as u64, 1, EndKind::Return, main);
+    for tid in 1..=threads {
         let mut t = p.w().thread(tid).unwrap();
-        for _ in 0..40_000 {
+        for _ in 0..rounds(tid) {
             t.exec(body, &[]).unwrap();
         }
         t.exec(end, &[]).unwrap();
     }
-    let (trace, _c) = p.finish();
+    p.finish()
+}
+
+#[test]
+fn the_replay_reports_progress_as_it_replays_instructions() {
+    // One warp of two lanes, 2 × 40 000 × 100 = 8 M thread instructions: the
+    // replay stage counts them all, in several steps, not once per warp.
+    let (trace, _c) = loops(2, 100, |_| 40_000);
     let Told {
         total, advances, ..
     } = told(&trace, &[2], "replaying");
@@ -129,18 +135,7 @@ fn the_scan_reports_progress_chunk_by_chunk() {
 fn the_replay_tells_its_parts_and_each_part_adds_up_to_its_size() {
     // Eight threads of unlike lengths at widths 1, 2, 4 and 8: several
     // groups of warps, of unlike sizes.
-    let mut p = Prog::new();
-    let main = p.func(0x100, "main");
-    let body = p.block(0x100, 10, EndKind::Branch, main);
-    let end = p.block(0x10a, 1, EndKind::Return, main);
-    for tid in 1..=8u64 {
-        let mut t = p.w().thread(tid).unwrap();
-        for _ in 0..1_000 * tid {
-            t.exec(body, &[]).unwrap();
-        }
-        t.exec(end, &[]).unwrap();
-    }
-    let (trace, _c) = p.finish();
+    let (trace, _c) = loops(8, 10, |tid| 1_000 * tid);
     for widths in [&[1, 2, 4, 8][..], &[8], &[2]] {
         let st = told(&trace, widths, "replaying");
         assert!(!st.sizes.is_empty());

@@ -172,15 +172,22 @@ mod tests {
         assert_eq!(parts.eta(at + s(8.0)), Some(s(9.0)));
     }
 
-    #[test]
-    fn a_large_part_left_runs_on_one_thread() {
+    /// `sizes` on two threads, a and b, which took parts 0 and 1 at `at`
+    /// and reported 10 steps each at once (their clocks start).
+    fn two_started(sizes: Vec<u64>) -> (Parts, ThreadId, ThreadId, Instant) {
         let (a, b) = two_threads();
         let at = Instant::now();
-        let mut parts = Parts::new(vec![100, 100, 400], 2);
+        let mut parts = Parts::new(sizes, 2);
         parts.start(a, 0, at);
         parts.start(b, 1, at);
         parts.advance(a, 10, at);
         parts.advance(b, 10, at);
+        (parts, a, b, at)
+    }
+
+    #[test]
+    fn a_large_part_left_runs_on_one_thread() {
+        let (mut parts, a, b, at) = two_started(vec![100, 100, 400]);
         parts.advance(a, 10, at + s(1.0));
         parts.advance(b, 10, at + s(1.0));
         // 0.1 s a step: parts 0 and 1 have 8 s left each, then one thread
@@ -192,13 +199,7 @@ mod tests {
 
     #[test]
     fn parts_left_go_to_the_thread_free_first() {
-        let (a, b) = two_threads();
-        let at = Instant::now();
-        let mut parts = Parts::new(vec![400, 100, 100, 100], 2);
-        parts.start(a, 0, at);
-        parts.start(b, 1, at);
-        parts.advance(a, 10, at);
-        parts.advance(b, 10, at);
+        let (mut parts, a, b, at) = two_started(vec![400, 100, 100, 100]);
         // a: 30 steps in 3 s, b: 15.
         parts.advance(a, 30, at + s(3.0));
         parts.advance(b, 15, at + s(3.0));
