@@ -45,21 +45,11 @@ fn a_stripped_start_routine_that_never_ran_is_named_as_tf_info_names_it() {
     let dir = tempdir();
     let (_, program, idle) = stripped(dir.path(), "never_ran", "idle");
     let trace = dir.path().join("trace");
-    let out = tf()
-        .args(["trace", "--exclude", &idle, "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&program)
-        .arg("3")
-        .output()
-        .unwrap();
+    let out = trace_with(&trace, &["--exclude", &idle], &program, &["3"]);
     assert!(out.status.success(), "{out:?}");
     let out = run_ok(tf().arg("info").arg(&trace));
     let info = String::from_utf8_lossy(&out.stdout);
-    let row = (info.lines())
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|f| f.first() == Some(&"2"))
-        .unwrap_or_else(|| panic!("no thread 2:\n{info}"));
+    let row = info_thread_row(&info, 2);
     assert_eq!(row[1], "1", "{info}");
     // (a column of 24 characters: a longer name ends in "…")
     let shown = row[2].trim_end_matches('…');

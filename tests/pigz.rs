@@ -259,15 +259,7 @@ fn the_stripped_program_is_a_module_and_info_charges_its_code_to_it() {
         routines[1..].iter().all(|r| *r == routines[1]),
         "{routines:?}"
     );
-    let info_routine = |tid: &str| {
-        let row = stdout
-            .lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>());
-        row.clone()
-            .find(|f| f.first() == Some(&tid) && f.len() > 3)
-            .map(|f| f[2].to_string())
-    };
-    assert_eq!(info_routine("2").as_deref(), Some(routines[1]), "{stdout}");
+    assert_eq!(info_thread_row(&stdout, 2)[2], routines[1], "{stdout}");
 }
 
 /// pigz with 32 compression threads: 34 threads whose encoders write their

@@ -150,6 +150,17 @@ pub fn trace_ok(dir: &Path, program: &Path, args: &[&str]) -> Output {
     out
 }
 
+/// The cells of thread `tid`'s row in `tf info`'s output `info` (the
+/// first row of more than four cells that starts with it: the module and
+/// function tables below have four), failing the test if there is none.
+pub fn info_thread_row(info: &str, tid: u64) -> Vec<&str> {
+    let tid = tid.to_string();
+    (info.lines())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.first() == Some(&tid.as_str()) && f.len() > 4)
+        .unwrap_or_else(|| panic!("tf info shows no thread {tid}:\n{info}"))
+}
+
 /// Runs `cmd` and returns its output, failing the test with its stderr if it
 /// did not succeed.
 pub fn run_ok(cmd: &mut Command) -> Output {

@@ -352,15 +352,7 @@ fn a_thread_that_never_ran_has_its_parent_and_start_routine() {
     trace_ok(dir.path(), &workload("never_ran"), &["3"]);
     let out = run_ok(tf().arg("info").arg(dir.path()));
     let info = String::from_utf8_lossy(&out.stdout);
-    let rows: Vec<Vec<&str>> = (2..=4)
-        .map(|tid| {
-            let tid = tid.to_string();
-            info.lines()
-                .map(|l| l.split_whitespace().collect::<Vec<_>>())
-                .find(|f| f.first() == Some(&tid.as_str()))
-                .unwrap_or_else(|| panic!("no thread {tid}:\n{info}"))
-        })
-        .collect();
+    let rows: Vec<Vec<&str>> = (2..=4).map(|tid| info_thread_row(&info, tid)).collect();
     assert!(
         rows.iter().any(|r| r[3] == "0"),
         "every thread ran:\n{info}"
