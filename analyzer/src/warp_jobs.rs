@@ -11,7 +11,7 @@
 use crate::blocks::CanonicalBlocks;
 use crate::job_order::{interleaved, queued};
 use crate::lane_source::LaneSource;
-use crate::replay::{CountedAt, Lane, Replay, WarpStats};
+use crate::replay::{CountedAt, Counts, Lane, NarrowerWarp, Replay, WarpStats};
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};
 use crate::unit_source::{UnitCache, UnitSource};
 use crate::unit_starts::Places;
@@ -158,9 +158,12 @@ impl<'a> WarpJobs<'a> {
         Ok(totals)
     }
 
-    /// Replays a group's jobs one after the other (the first holds the
-    /// units of all the others: they are decoded once, for all of them
-    /// when there are several), adding the counts of each width to `acc`.
+    /// Replays a group's jobs (the first holds the units of all the
+    /// others: they are decoded once, for all of them when there are
+    /// several), adding the counts of each width to `acc`. The jobs that
+    /// no observer looks at and whose lanes are a run of the first's are
+    /// counted from the first's replay ([`NarrowerWarp`]), unless it voids
+    /// them; the others replay one after the other.
     fn replay_group<'scope, O: Observer>(
         &self,
         jobs: &[&Job<'_>],
@@ -174,7 +177,10 @@ impl<'a> WarpJobs<'a> {
         'a: 'scope,
     {
         let mut sources: HashMap<usize, UnitSource<'a>> = HashMap::new();
-        if let [first, _, ..] = jobs {
+        let [first, rest @ ..] = jobs else {
+            return Ok(());
+        };
+        if !rest.is_empty() {
             for &i in first.members {
                 let u = self.units[i];
                 sources.insert(
@@ -183,10 +189,8 @@ impl<'a> WarpJobs<'a> {
                 );
             }
         }
-        // The first job's units are decoded: the rest may go in any order.
-        for job in interleaved(jobs.to_vec(), |j| class(j), |j| self.insns(j.members)) {
-            let lanes = job
-                .members
+        let mut lanes_of = |job: &Job<'_>| {
+            job.members
                 .iter()
                 .map(|&i| {
                     let source = match sources.get(&i) {
@@ -198,21 +202,129 @@ impl<'a> WarpJobs<'a> {
                     };
                     self.lane(i, source)
                 })
-                .collect::<Result<Vec<_>, _>>()?;
-            let (stats, alone) = self.replay_observed(job, lanes, observer, ctx)?;
-            let all = self.insns(job.members);
-            for (&(k, _), s) in job.warps.iter().zip(stats) {
-                acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(all));
+                .collect::<tf_trace::Result<Vec<_>>>()
+        };
+        let (narrower, others): (Vec<(&Job<'_>, usize)>, Vec<&Job<'_>>) =
+            self.counted_from(first, rest, observer);
+        let warps: Vec<NarrowerWarp> = narrower
+            .iter()
+            .map(|&(job, at)| NarrowerWarp {
+                lanes: at..at + job.members.len(),
+                widths: job.warps.iter().map(|&(k, _)| self.widths[k]).collect(),
+            })
+            .collect();
+        // The first counts the narrower jobs' lanes alone, which are its own.
+        let alone = narrower
+            .iter()
+            .fold(first.alone, |m, &(j, at)| m | j.alone << at);
+        let counts = self.replay_observed(first, lanes_of(first)?, alone, &warps, observer, ctx)?;
+        self.add(acc, first, alone, counts.at, counts.alone);
+        let mut again = Vec::new();
+        #[cfg(test)]
+        tests::NARROWER_COUNTS[usize::from(counts.narrower.is_err())]
+            .fetch_add(narrower.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        match counts.narrower {
+            Ok(stats) => {
+                for (&(job, _), stats) in narrower.iter().zip(stats) {
+                    #[cfg(debug_assertions)]
+                    self.check_narrower(job, &stats, lanes_of(job)?)?;
+                    self.add(acc, job, 0, stats, WarpStats::default());
+                }
             }
-            if job.alone != 0 {
-                let k = self.widths.iter().position(|&w| w == 1).expect("width 1");
-                let members = job.members.iter().enumerate();
-                let alone_units = members.filter(|&(p, _)| job.alone & (1 << p) != 0);
-                let recorded = alone_units.map(|(_, &i)| self.units[i].insns).sum();
-                acc[k] = std::mem::take(&mut acc[k]).merge(alone.recorded(recorded));
-            }
+            Err(_) => again = narrower.iter().map(|&(j, _)| j).collect(),
+        }
+        let order = interleaved(others, |j| class(j), |j| self.insns(j.members));
+        for job in again.iter().copied().chain(order) {
+            // The narrower jobs' lanes alone are counted already.
+            let alone = if again.iter().any(|j| std::ptr::eq(*j, job)) {
+                0
+            } else {
+                job.alone
+            };
+            let counts = self.replay_observed(job, lanes_of(job)?, alone, &[], observer, ctx)?;
+            self.add(acc, job, alone, counts.at, counts.alone);
         }
         Ok(())
+    }
+
+    /// Checks that `job`'s own replay on `lanes` counts `stats`, which a
+    /// wider warp's replay counted (debug builds: the test suite's
+    /// analyses at several widths all check it).
+    #[cfg(debug_assertions)]
+    fn check_narrower(
+        &self,
+        job: &Job<'_>,
+        stats: &[WarpStats],
+        lanes: Vec<Lane<'_>>,
+    ) -> tf_trace::Result<()> {
+        let quiet = Replay {
+            progress: &crate::Silent,
+            ..*self.replay
+        };
+        let mut at: Vec<CountedAt> = (job.warps.iter())
+            .map(|&(k, _)| CountedAt {
+                width: self.widths[k],
+                sink: None,
+            })
+            .collect();
+        let own = quiet.run_counting(lanes, &mut at, 0, &[])?.at;
+        assert!(
+            own == stats,
+            "a narrower warp counted from a wider warp's replay differs from its own replay (units {:?})",
+            job.members
+        );
+        Ok(())
+    }
+
+    /// The jobs of `rest` that `first`'s replay may count, each with where
+    /// its lanes start among `first`'s (no observer looks at their widths,
+    /// and their units are a run of `first`'s); and the others.
+    #[allow(clippy::type_complexity)]
+    fn counted_from<'j, 'u, O: Observer>(
+        &self,
+        first: &Job<'u>,
+        rest: &[&'j Job<'u>],
+        observer: &O,
+    ) -> (Vec<(&'j Job<'u>, usize)>, Vec<&'j Job<'u>>) {
+        let mut counted = Vec::new();
+        let mut others = Vec::new();
+        for &job in rest {
+            let observed =
+                O::ACTIVE && (job.warps.iter()).any(|&(k, _)| observer.observes(self.widths[k]));
+            let at = first.members.iter().position(|&u| u == job.members[0]);
+            let run = at.filter(|&at| first.members[at..].starts_with(job.members));
+            #[cfg(test)]
+            let observed =
+                observed || tests::NARROWER_OFF.load(std::sync::atomic::Ordering::Relaxed);
+            match run {
+                Some(at) if !observed => counted.push((job, at)),
+                _ => others.push(job),
+            }
+        }
+        (counted, others)
+    }
+
+    /// Adds what `job` counted at its widths, `stats`, and its lanes of
+    /// `alone` (a mask of its places) counted alone, to `acc`.
+    fn add(
+        &self,
+        acc: &mut [WarpStats],
+        job: &Job<'_>,
+        alone: u64,
+        stats: Vec<WarpStats>,
+        alone_stats: WarpStats,
+    ) {
+        let all = self.insns(job.members);
+        for (&(k, _), s) in job.warps.iter().zip(stats) {
+            acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(all));
+        }
+        if alone != 0 {
+            let k = self.widths.iter().position(|&w| w == 1).expect("width 1");
+            let members = job.members.iter().enumerate();
+            let alone_units = members.filter(|&(p, _)| alone & (1 << p) != 0);
+            let recorded = alone_units.map(|(_, &i)| self.units[i].insns).sum();
+            acc[k] = std::mem::take(&mut acc[k]).merge(alone_stats.recorded(recorded));
+        }
     }
 
     /// The instructions the units of `members` recorded.
@@ -233,15 +345,18 @@ impl<'a> WarpJobs<'a> {
     }
 
     /// Replays `job`'s warp on `lanes`, shown to `observer` at each width
-    /// that forms it; the counts of each, in the order of `job.warps`, and
-    /// those of its lanes counted alone.
+    /// that forms it, counting its lanes of `alone` alone too and the
+    /// `narrower` warps; the counts of each width in the order of
+    /// `job.warps`.
     fn replay_observed<O: Observer>(
         &self,
         job: &Job<'_>,
         lanes: Vec<Lane<'_>>,
+        alone: u64,
+        narrower: &[NarrowerWarp],
         observer: &O,
         ctx: &Context<'_>,
-    ) -> tf_trace::Result<(Vec<WarpStats>, WarpStats)> {
+    ) -> tf_trace::Result<Counts> {
         let width = |k: usize| self.widths[k];
         if !O::ACTIVE {
             let mut at: Vec<CountedAt> = job
@@ -252,7 +367,7 @@ impl<'a> WarpJobs<'a> {
                     sink: None,
                 })
                 .collect();
-            return self.replay.run_with_lanes_alone(lanes, &mut at, job.alone);
+            return self.replay.run_counting(lanes, &mut at, alone, narrower);
         }
         let infos: Vec<LaneInfo> = job
             .members
@@ -283,7 +398,7 @@ impl<'a> WarpJobs<'a> {
                 sink: Some(sink as &mut dyn IssueSink),
             })
             .collect();
-        let stats = self.replay.run_with_lanes_alone(lanes, &mut at, job.alone);
+        let stats = self.replay.run_counting(lanes, &mut at, alone, narrower);
         drop(at);
         for (w, sink) in warps.iter().zip(sinks) {
             observer.end(ctx, w, sink);
@@ -293,9 +408,16 @@ impl<'a> WarpJobs<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::warps::Batch;
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+
+    /// Set by a test: every narrower warp replays by itself.
+    pub(crate) static NARROWER_OFF: AtomicBool = AtomicBool::new(false);
+    /// Narrower warps counted from a wider warp's replay, and those whose
+    /// counts were void.
+    pub(crate) static NARROWER_COUNTS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
     /// The jobs of consecutive warps of `widths` over `n` units, grouped
     /// for `cores`, as lists of (width, warp number).

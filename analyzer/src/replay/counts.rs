@@ -33,7 +33,7 @@ impl LockStats {
 }
 
 /// Counts of one warp's replay.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WarpStats {
     /// All instructions.
     pub insns: Insns,

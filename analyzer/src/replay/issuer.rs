@@ -1,16 +1,22 @@
 //! Where a warp's issues go: its tally, the caller's sink if any, and the
 //! progress bar; and, for the lanes whose warps of width 1 this replay
 //! counts too, each lane's part of every issue, as that lane alone would
-//! have issued it.
+//! have issued it; and the narrower warps this replay counts, each its
+//! part of every issue.
 
 use super::alone::LanesAlone;
 use super::counts::WarpStats;
+use super::narrower::Narrower;
 use super::stack::Entry;
 use super::tally::Tally;
 use super::{Replay, PROGRESS_STEP};
 use crate::blocks::CBlockId;
 use crate::sink::{idle_instructions, Issue, IssueSink, LaneIssue};
 use tf_trace::{FunctionId, LockKind};
+
+/// What an [`Issuer`] counted: at its widths, its lanes alone, its
+/// narrower warps.
+pub(super) type Finished<'a> = (Vec<WarpStats>, Option<LanesAlone<'a>>, Option<Narrower<'a>>);
 
 pub(super) struct Issuer<'a, 's> {
     /// The figures: the observer every replay has.
@@ -22,15 +28,18 @@ pub(super) struct Issuer<'a, 's> {
     unreported: u64,
     /// The lanes counted alone too, if any.
     alone: Option<LanesAlone<'a>>,
+    /// The narrower warps counted too, if any.
+    pub(super) narrower: Option<Narrower<'a>>,
 }
 
 impl<'a, 's> Issuer<'a, 's> {
     /// An issuer to `tally` and `sink` that also counts the lanes of
-    /// `alone` as warps of width 1.
+    /// `alone` as warps of width 1, and the `narrower` warps.
     pub(super) fn new(
         tally: Tally<'a>,
         sink: Option<&'s mut dyn IssueSink>,
         alone: Option<LanesAlone<'a>>,
+        narrower: Option<Narrower<'a>>,
     ) -> Self {
         Issuer {
             tally,
@@ -38,15 +47,28 @@ impl<'a, 's> Issuer<'a, 's> {
             frame_function: (u64::MAX, 0),
             unreported: 0,
             alone,
+            narrower,
         }
     }
 
     /// The tally's counts at each of its widths, once the warp is replayed,
-    /// and the lanes counted alone, to finish; reports the last
-    /// instructions to the progress bar.
-    pub(super) fn finish(&mut self, cfg: &Replay<'_>) -> (Vec<WarpStats>, Option<LanesAlone<'a>>) {
-        cfg.progress.advance(std::mem::take(&mut self.unreported));
-        (self.tally.finish(), self.alone.take())
+    /// the lanes counted alone and the narrower warps, to finish; reports
+    /// the last instructions to the progress bar, and the narrower warps'
+    /// when their counts stand.
+    pub(super) fn finish(&mut self, cfg: &Replay<'_>) -> Finished<'a> {
+        let narrower = self.narrower.take();
+        let theirs = narrower.as_ref().map_or(0, Narrower::replayed);
+        cfg.progress
+            .advance(std::mem::take(&mut self.unreported) + theirs);
+        (self.tally.finish(), self.alone.take(), narrower)
+    }
+
+    /// The wide warp did something its narrower warps may not have done
+    /// alike: their counts are void.
+    pub(super) fn void_narrower(&mut self, why: &'static str) {
+        if let Some(n) = &mut self.narrower {
+            n.void(why);
+        }
     }
 
     /// Lane `i` acquired `lock`: told like any event, and counted for the
@@ -55,6 +77,9 @@ impl<'a, 's> Issuer<'a, 's> {
         self.tell(|s| s.lock_acquired(i, lock, kind));
         if let Some(alone) = &mut self.alone {
             alone.lock_acquired(i, lock, kind);
+        }
+        if let Some(narrower) = &mut self.narrower {
+            narrower.lock_acquired(i, lock, kind);
         }
     }
 
@@ -94,6 +119,12 @@ impl<'a, 's> Issuer<'a, 's> {
         let left_out = cfg.leaves_out(b);
         if let Some(alone) = &mut self.alone {
             alone.issue(b, cb, f, lanes, left_out);
+        }
+        if let Some(narrower) = &mut self.narrower {
+            if e.serialized.is_some() || e.predicated | e.spinning != 0 {
+                narrower.void("a serialized, predicated or spinning issue");
+            }
+            narrower.issue((b, cb, f), live, lanes, left_out);
         }
         if left_out {
             // replayed, never issued: the lanes' own instructions, apart

@@ -56,6 +56,9 @@ mod counts;
 mod issuer;
 mod lane;
 mod locks;
+mod narrower;
+#[cfg(test)]
+mod random_program;
 mod reconverge;
 mod solo;
 mod stack;
@@ -64,6 +67,7 @@ mod warp;
 
 pub use counts::{LockStats, WarpStats};
 pub use lane::Lane;
+pub use narrower::NarrowerWarp;
 pub use reconverge::Reconvergence;
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
@@ -73,6 +77,7 @@ use crate::sink::{Fanout, IssueSink};
 
 use alone::{unfinished_and_off_stack, LanesAlone};
 use issuer::Issuer;
+use narrower::Narrower;
 use tally::Tally;
 use warp::Warp;
 
@@ -143,6 +148,17 @@ impl std::fmt::Display for LockModel {
 /// Thread instructions between two progress reports of a warp.
 pub const PROGRESS_STEP: u64 = 1 << 20;
 
+/// What [`Replay::run_counting`] counted.
+pub struct Counts {
+    /// At each width the warp was counted at.
+    pub at: Vec<WarpStats>,
+    /// Its lanes counted alone.
+    pub alone: WarpStats,
+    /// Each narrower warp's counts at each of its widths, or why they are
+    /// void.
+    pub narrower: Result<Vec<Vec<WarpStats>>, &'static str>,
+}
+
 /// One width a warp's replay is counted at, and the sink observing the
 /// warp at that width.
 pub struct CountedAt<'s> {
@@ -182,7 +198,24 @@ impl Replay<'_> {
         at: &mut [CountedAt<'_>],
         alone_lanes: u64,
     ) -> tf_trace::Result<(Vec<WarpStats>, WarpStats)> {
+        let counts = self.run_counting(lanes, at, alone_lanes, &[])?;
+        Ok((counts.at, counts.alone))
+    }
+
+    /// [`Replay::run_with_lanes_alone`], counting besides the `narrower`
+    /// warps (runs of `lanes`) as their own replays would have, as long as
+    /// this replay's stack does nothing that may differ in theirs
+    /// (`replay::narrower`'s rules): otherwise [`Counts::narrower`] says
+    /// why not, and they must replay by themselves.
+    pub fn run_counting(
+        &self,
+        lanes: Vec<Lane<'_>>,
+        at: &mut [CountedAt<'_>],
+        alone_lanes: u64,
+        narrower: &[NarrowerWarp],
+    ) -> tf_trace::Result<Counts> {
         assert!(lanes.len() <= 64 && at.iter().all(|c| lanes.len() <= c.width.max(1)));
+        assert!(narrower.iter().all(|w| w.lanes.end <= lanes.len()));
         let stacks: Vec<_> = lanes.iter().map(|l| (l.stack, l.sp)).collect();
         let functions = self.functions.max_id() + 1;
         let widths: Vec<usize> = at.iter().map(|c| c.width).collect();
@@ -195,6 +228,14 @@ impl Replay<'_> {
                 functions,
             );
             LanesAlone::new(alone_lanes, one)
+        });
+        let narrower = (!narrower.is_empty()).then(|| {
+            let (segments, spin_wait) = (self.segments, self.spin_wait);
+            let mut n = Narrower::new(narrower, segments, spin_wait, &stacks, functions);
+            if self.reconvergence != Reconvergence::Ipdom {
+                n.void("reconvergence other than at immediate post-dominators");
+            }
+            n
         });
         // One tally counts every width; the sinks observe the replay
         // through one fan-out.
@@ -218,7 +259,7 @@ impl Replay<'_> {
         };
         let mut w = Warp {
             cfg: self,
-            issuer: Issuer::new(tally, sink, alone),
+            issuer: Issuer::new(tally, sink, alone, narrower),
             stack: Vec::new(),
             lanes,
             next_region: 0,
@@ -229,13 +270,16 @@ impl Replay<'_> {
         w.run()?;
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
-        let (mut all, alone) = w.issuer.finish(self);
+        let (mut all, alone, narrower) = w.issuer.finish(self);
         let (unfinished, off_stack) = unfinished_and_off_stack(&w.lanes, u64::MAX);
         for s in &mut all {
             s.unfinished_lanes = unfinished;
             s.off_stack = off_stack;
         }
-        let alone = alone.map_or_else(WarpStats::default, |a| a.finish(&w.lanes));
-        Ok((all, alone))
+        Ok(Counts {
+            at: all,
+            alone: alone.map_or_else(WarpStats::default, |a| a.finish(&w.lanes)),
+            narrower: narrower.map_or(Ok(Vec::new()), |n| n.finish(&w.lanes)),
+        })
     }
 }

@@ -1,0 +1,218 @@
+//! Narrower warps counted from a wider warp's replay: under consecutive
+//! batching a warp of 32 holds the lanes of two warps of 16 and four of 8,
+//! each a run of its lanes. While the wide warp's stack only splits lanes
+//! at branches, calls and returns and rejoins them at immediate
+//! post-dominators, a narrower warp's lanes issue exactly the wide warp's
+//! issues restricted to them (those that hold none of them left out),
+//! in another order maybe, which no figure depends on:
+//! - where the wide warp splits its entry, a narrower warp splits its part
+//!   of it into the groups that hold its lanes, with the same reconvergence
+//!   point when there are several; when there is one, its lanes go on to
+//!   that point in their own entry, as the wide warp's lanes do in theirs;
+//! - groups run in an order set by their blocks' addresses, never by their
+//!   lanes;
+//! - a narrower warp diverges where its lanes go to two or more of the
+//!   wide warp's targets.
+//!
+//! Anything else may make the narrower warps differ: lock serialization
+//! (which lanes contend depends on which lanes share a warp), predicated
+//! branches, lanes regrouped without a branch, reconvergence other than at
+//! immediate post-dominators. When the wide warp's replay does any of
+//! those, the narrower counts are void ([`Narrower::void`]), and the
+//! caller replays the narrower warps themselves.
+
+use super::alone::unfinished_and_off_stack;
+use super::counts::WarpStats;
+use super::lane::Lane;
+use super::tally::Tally;
+use crate::blocks::{CBlock, CBlockId};
+use crate::segments::Segments;
+use crate::sink::{Issue, IssueSink, LaneIssue};
+use crate::spin_wait::SpinWait;
+use arrayvec::ArrayVec;
+use std::ops::Range;
+use tf_trace::{FunctionId, LockKind};
+
+/// A narrower warp to count: a run of the wide warp's lanes, and the widths
+/// whose warps hold exactly those lanes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NarrowerWarp {
+    /// Its lanes, by their place in the wide warp.
+    pub lanes: Range<usize>,
+    /// The widths it is counted at (each at least its number of lanes).
+    pub widths: Vec<usize>,
+}
+
+/// The narrower warps of one wide warp, counted as it replays.
+pub(super) struct Narrower<'a> {
+    warps: Vec<Counted<'a>>,
+    /// Thread instructions the narrower warps replayed: they go to the
+    /// progress bar only once the counts stand (a void count is replayed
+    /// again, and reported then).
+    replayed: u64,
+    /// Why the counts are void, if they are.
+    void: Option<&'static str>,
+}
+
+/// One narrower warp and its tally.
+struct Counted<'a> {
+    /// Its lanes, as a mask of the wide warp's.
+    mask: u64,
+    /// Its first lane's place in the wide warp.
+    first: usize,
+    tally: Tally<'a>,
+}
+
+impl<'a> Narrower<'a> {
+    /// Counts `warps`, narrower warps of a warp whose lanes have these
+    /// stacks (per lane: its range and its stack pointer at its unit's
+    /// start), charging instructions to `functions` function ids.
+    pub(super) fn new(
+        warps: &[NarrowerWarp],
+        segments: &'a Segments,
+        spin_wait: &'a SpinWait,
+        stacks: &[((u64, u64), u64)],
+        functions: usize,
+    ) -> Self {
+        let warps = warps
+            .iter()
+            .map(|w| {
+                let stacks = stacks[w.lanes.clone()].to_vec();
+                Counted {
+                    mask: mask_of(&w.lanes),
+                    first: w.lanes.start,
+                    tally: Tally::new(segments, spin_wait, &w.widths, stacks, functions),
+                }
+            })
+            .collect();
+        Narrower {
+            warps,
+            replayed: 0,
+            void: None,
+        }
+    }
+
+    /// The wide warp did something its narrower warps may not have done
+    /// alike (`why`): their counts are void.
+    #[cold]
+    pub(super) fn void(&mut self, why: &'static str) {
+        self.void.get_or_insert(why);
+    }
+
+    /// Each narrower warp's part of the wide warp's issue of block `b`
+    /// (`cb`, charged to function `f`) by the lanes of `live`, which ran
+    /// `lanes`; or its lanes' instructions left out (`--spin-wait
+    /// exclude`).
+    #[inline(never)]
+    pub(super) fn issue(
+        &mut self,
+        (b, cb, f): (CBlockId, &CBlock, FunctionId),
+        live: u64,
+        lanes: &[LaneIssue<'_>],
+        left_out: bool,
+    ) {
+        if self.void.is_some() {
+            return;
+        }
+        for w in self.warps.iter_mut().filter(|w| w.mask & live != 0) {
+            let mut part: ArrayVec<LaneIssue<'_>, 64> = ArrayVec::new();
+            let (mut thread, mut warp) = (0u64, 0u64);
+            for l in lanes.iter().filter(|l| w.mask & (1 << l.lane) != 0) {
+                let n = u64::from(l.insns);
+                thread += n;
+                warp = warp.max(n);
+                part.push(LaneIssue {
+                    lane: l.lane - w.first,
+                    ..*l
+                });
+            }
+            self.replayed += thread;
+            if left_out {
+                w.tally.exclude(f as usize, thread);
+                continue;
+            }
+            let active = (live & w.mask) >> w.first;
+            w.tally.issue(&Issue {
+                cblock: b,
+                block: cb,
+                function: f,
+                active,
+                counted: active,
+                predicated: 0,
+                spinning: 0,
+                warp_instructions: warp,
+                thread_instructions: thread,
+                lanes: &part,
+                serialized: None,
+            });
+        }
+    }
+
+    /// The wide warp's lanes split at the end of `cb` into `targets` (each
+    /// a mask of lanes): each narrower warp whose lanes went to two or
+    /// more of them diverged there.
+    pub(super) fn diverged(
+        &mut self,
+        cb: CBlockId,
+        targets: impl Iterator<Item = u64> + Clone,
+        reconverge: Option<CBlockId>,
+    ) {
+        for w in &mut self.warps {
+            let paths = targets.clone().filter(|&t| t & w.mask != 0).count();
+            if paths > 1 {
+                let active = targets.clone().fold(0, |m, t| m | t) & w.mask;
+                w.tally.diverged(cb, active >> w.first, paths, reconverge);
+            }
+        }
+    }
+
+    /// Lane `i` acquired `lock` (never contended: a contention voids the
+    /// counts).
+    pub(super) fn lock_acquired(&mut self, i: usize, lock: u64, kind: LockKind) {
+        for w in self.warps.iter_mut().filter(|w| w.mask & (1 << i) != 0) {
+            w.tally.lock_acquired(i - w.first, lock, kind);
+        }
+    }
+
+    /// The thread instructions the narrower warps replayed, once their
+    /// counts stand (zero when void).
+    pub(super) fn replayed(&self) -> u64 {
+        if self.void.is_some() {
+            0
+        } else {
+            self.replayed
+        }
+    }
+
+    /// Each narrower warp's counts at each of its widths, once the wide
+    /// warp's `lanes` are replayed, with their unfinished lanes and
+    /// off-stack calls; `Err` with the reason when void.
+    pub(super) fn finish(self, lanes: &[Lane<'_>]) -> Result<Vec<Vec<WarpStats>>, &'static str> {
+        if let Some(why) = self.void {
+            return Err(why);
+        }
+        Ok(self
+            .warps
+            .into_iter()
+            .map(|mut w| {
+                let (unfinished, off_stack) = unfinished_and_off_stack(lanes, w.mask);
+                let mut all = w.tally.finish();
+                for s in &mut all {
+                    s.unfinished_lanes = unfinished;
+                    s.off_stack = off_stack;
+                }
+                all
+            })
+            .collect())
+    }
+}
+
+/// The lanes of `r` as a mask.
+fn mask_of(r: &Range<usize>) -> u64 {
+    let ones = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    ones(r.end) & !ones(r.start)
+}
+
+#[cfg(test)]
+#[path = "narrower_tests.rs"]
+mod tests;
