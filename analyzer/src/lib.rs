@@ -6,6 +6,7 @@
 //! ([`units`]), batch them into warps ([`warps`]), replay each warp on a SIMT
 //! stack ([`replay`]) and report ([`results`]).
 
+mod already_told;
 mod analysis;
 pub mod blocks;
 pub mod cfg;
@@ -16,6 +17,7 @@ mod first_pass;
 pub mod frames;
 pub mod functions;
 pub mod go_names;
+mod group_replay;
 pub mod ipdom;
 mod job_order;
 pub mod lane_source;

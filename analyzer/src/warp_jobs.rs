@@ -4,16 +4,17 @@
 //! same order) is one job counted at each of them. When there are at least
 //! as many wide warps as cores, the narrower warps made of a wide warp's
 //! units (under consecutive batching a warp of 32 holds the lanes of two of
-//! 16 and four of 8) replay on the same core right after it, from the same
-//! decoded units. Each warp's replay is shown to the observer, once per
-//! width.
+//! 16 and four of 8) go with it, as one group ([`crate::group_replay`]):
+//! counted from its replay where they can be, else replayed right after it
+//! from the same decoded units. Each warp's replay is shown to the
+//! observer, once per width.
 
 use crate::blocks::CanonicalBlocks;
-use crate::job_order::{interleaved, queued};
+use crate::job_order::queued;
 use crate::lane_source::LaneSource;
 use crate::replay::{CountedAt, Counts, Lane, NarrowerWarp, Replay, WarpStats};
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};
-use crate::unit_source::{UnitCache, UnitSource};
+use crate::unit_source::UnitCache;
 use crate::unit_starts::Places;
 use crate::units::Unit;
 use rayon::prelude::*;
@@ -86,7 +87,7 @@ pub(crate) fn groups(jobs: &[Job<'_>], cores: usize) -> Vec<Vec<usize>> {
 
 /// What a job's replay costs per instruction depends on: the widths it
 /// counts at (by index), and whether it counts lanes alone too.
-fn class(job: &Job<'_>) -> (Vec<usize>, bool) {
+pub(crate) fn class(job: &Job<'_>) -> (Vec<usize>, bool) {
     let widths = job.warps.iter().map(|&(k, _)| k).collect();
     (widths, job.alone != 0)
 }
@@ -158,198 +159,31 @@ impl<'a> WarpJobs<'a> {
         Ok(totals)
     }
 
-    /// Replays a group's jobs (the first holds the units of all the
-    /// others: they are decoded once, for all of them when there are
-    /// several), adding the counts of each width to `acc`. The jobs that
-    /// no observer looks at and whose lanes are a run of the first's are
-    /// counted from the first's replay ([`NarrowerWarp`]), unless it voids
-    /// them; the others replay one after the other.
-    fn replay_group<'scope, O: Observer>(
-        &self,
-        jobs: &[&Job<'_>],
-        cache: &mut UnitCache<'a>,
-        ahead: Option<&'scope std::thread::Scope<'scope, '_>>,
-        observer: &O,
-        ctx: &Context<'_>,
-        acc: &mut [WarpStats],
-    ) -> tf_trace::Result<()>
-    where
-        'a: 'scope,
-    {
-        let mut sources: HashMap<usize, UnitSource<'a>> = HashMap::new();
-        let [first, rest @ ..] = jobs else {
-            return Ok(());
-        };
-        if !rest.is_empty() {
-            for &i in first.members {
-                let u = self.units[i];
-                sources.insert(
-                    i,
-                    cache.decode(self.trace, self.canon, u, self.places_of(u))?,
-                );
-            }
-        }
-        let mut lanes_of = |job: &Job<'_>| {
-            job.members
-                .iter()
-                .map(|&i| {
-                    let source = match sources.get(&i) {
-                        Some(s) => s.lane(ahead)?,
-                        None => {
-                            let u = self.units[i];
-                            cache.source(self.trace, self.canon, u, self.places_of(u), ahead)?
-                        }
-                    };
-                    self.lane(i, source)
-                })
-                .collect::<tf_trace::Result<Vec<_>>>()
-        };
-        let (narrower, others): (Vec<(&Job<'_>, usize)>, Vec<&Job<'_>>) =
-            self.counted_from(first, rest, observer);
-        let warps: Vec<NarrowerWarp> = narrower
-            .iter()
-            .map(|&(job, at)| NarrowerWarp {
-                lanes: at..at + job.members.len(),
-                widths: job.warps.iter().map(|&(k, _)| self.widths[k]).collect(),
-            })
-            .collect();
-        // The first counts the narrower jobs' lanes alone, which are its own.
-        let alone = narrower
-            .iter()
-            .fold(first.alone, |m, &(j, at)| m | j.alone << at);
-        let counts = self.replay_observed(first, lanes_of(first)?, alone, &warps, observer, ctx)?;
-        self.add(acc, first, alone, counts.at, counts.alone);
-        let mut again = Vec::new();
-        #[cfg(test)]
-        tests::NARROWER_COUNTS[usize::from(counts.narrower.is_err())]
-            .fetch_add(narrower.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        match counts.narrower {
-            Ok(stats) => {
-                for (&(job, _), stats) in narrower.iter().zip(stats) {
-                    #[cfg(debug_assertions)]
-                    self.check_narrower(job, &stats, lanes_of(job)?)?;
-                    self.add(acc, job, 0, stats, WarpStats::default());
-                }
-            }
-            Err(_) => again = narrower.iter().map(|&(j, _)| j).collect(),
-        }
-        let order = interleaved(others, |j| class(j), |j| self.insns(j.members));
-        for job in again.iter().copied().chain(order) {
-            // The narrower jobs' lanes alone are counted already.
-            let alone = if again.iter().any(|j| std::ptr::eq(*j, job)) {
-                0
-            } else {
-                job.alone
-            };
-            let counts = self.replay_observed(job, lanes_of(job)?, alone, &[], observer, ctx)?;
-            self.add(acc, job, alone, counts.at, counts.alone);
-        }
-        Ok(())
-    }
-
-    /// Checks that `job`'s own replay on `lanes` counts `stats`, which a
-    /// wider warp's replay counted (debug builds: the test suite's
-    /// analyses at several widths all check it).
-    #[cfg(debug_assertions)]
-    fn check_narrower(
-        &self,
-        job: &Job<'_>,
-        stats: &[WarpStats],
-        lanes: Vec<Lane<'_>>,
-    ) -> tf_trace::Result<()> {
-        let quiet = Replay {
-            progress: &crate::Silent,
-            ..*self.replay
-        };
-        let mut at: Vec<CountedAt> = (job.warps.iter())
-            .map(|&(k, _)| CountedAt {
-                width: self.widths[k],
-                sink: None,
-            })
-            .collect();
-        let own = quiet.run_counting(lanes, &mut at, 0, &[])?.at;
-        assert!(
-            own == stats,
-            "a narrower warp counted from a wider warp's replay differs from its own replay (units {:?})",
-            job.members
-        );
-        Ok(())
-    }
-
-    /// The jobs of `rest` that `first`'s replay may count, each with where
-    /// its lanes start among `first`'s (no observer looks at their widths,
-    /// and their units are a run of `first`'s); and the others.
-    #[allow(clippy::type_complexity)]
-    fn counted_from<'j, 'u, O: Observer>(
-        &self,
-        first: &Job<'u>,
-        rest: &[&'j Job<'u>],
-        observer: &O,
-    ) -> (Vec<(&'j Job<'u>, usize)>, Vec<&'j Job<'u>>) {
-        let mut counted = Vec::new();
-        let mut others = Vec::new();
-        for &job in rest {
-            let observed =
-                O::ACTIVE && (job.warps.iter()).any(|&(k, _)| observer.observes(self.widths[k]));
-            let at = first.members.iter().position(|&u| u == job.members[0]);
-            let run = at.filter(|&at| first.members[at..].starts_with(job.members));
-            #[cfg(test)]
-            let observed =
-                observed || tests::NARROWER_OFF.load(std::sync::atomic::Ordering::Relaxed);
-            match run {
-                Some(at) if !observed => counted.push((job, at)),
-                _ => others.push(job),
-            }
-        }
-        (counted, others)
-    }
-
-    /// Adds what `job` counted at its widths, `stats`, and its lanes of
-    /// `alone` (a mask of its places) counted alone, to `acc`.
-    fn add(
-        &self,
-        acc: &mut [WarpStats],
-        job: &Job<'_>,
-        alone: u64,
-        stats: Vec<WarpStats>,
-        alone_stats: WarpStats,
-    ) {
-        let all = self.insns(job.members);
-        for (&(k, _), s) in job.warps.iter().zip(stats) {
-            acc[k] = std::mem::take(&mut acc[k]).merge(s.recorded(all));
-        }
-        if alone != 0 {
-            let k = self.widths.iter().position(|&w| w == 1).expect("width 1");
-            let members = job.members.iter().enumerate();
-            let alone_units = members.filter(|&(p, _)| alone & (1 << p) != 0);
-            let recorded = alone_units.map(|(_, &i)| self.units[i].insns).sum();
-            acc[k] = std::mem::take(&mut acc[k]).merge(alone_stats.recorded(recorded));
-        }
-    }
-
     /// The instructions the units of `members` recorded.
-    fn insns(&self, members: &[usize]) -> u64 {
+    pub(crate) fn insns(&self, members: &[usize]) -> u64 {
         members.iter().map(|&i| self.units[i].insns).sum()
     }
 
     /// Where readers of `unit`'s thread may start.
-    fn places_of(&self, unit: &Unit) -> Places<'a> {
+    pub(crate) fn places_of(&self, unit: &Unit) -> Places<'a> {
         self.places.get(&unit.tid).copied().unwrap_or_default()
     }
 
     /// The lane of unit `i`, read from `source`.
-    fn lane<'t>(&self, i: usize, source: LaneSource<'t>) -> tf_trace::Result<Lane<'t>> {
+    pub(crate) fn lane<'t>(&self, i: usize, source: LaneSource<'t>) -> tf_trace::Result<Lane<'t>> {
         let u = self.units[i];
         let stack = self.stacks.get(&u.tid).copied().unwrap_or((0, 0));
         Lane::new(source, (u.root, u.root_sym), stack, u.stack_pointer)
     }
 
-    /// Replays `job`'s warp on `lanes`, shown to `observer` at each width
+    /// Replays `job`'s warp on `lanes` with `replay`, shown to `observer` at each width
     /// that forms it, counting its lanes of `alone` alone too and the
     /// `narrower` warps; the counts of each width in the order of
     /// `job.warps`.
-    fn replay_observed<O: Observer>(
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn replay_observed<O: Observer>(
         &self,
+        replay: &Replay<'_>,
         job: &Job<'_>,
         lanes: Vec<Lane<'_>>,
         alone: u64,
@@ -367,7 +201,7 @@ impl<'a> WarpJobs<'a> {
                     sink: None,
                 })
                 .collect();
-            return self.replay.run_counting(lanes, &mut at, alone, narrower);
+            return replay.run_counting(lanes, &mut at, alone, narrower);
         }
         let infos: Vec<LaneInfo> = job
             .members
@@ -398,7 +232,7 @@ impl<'a> WarpJobs<'a> {
                 sink: Some(sink as &mut dyn IssueSink),
             })
             .collect();
-        let stats = self.replay.run_counting(lanes, &mut at, alone, narrower);
+        let stats = replay.run_counting(lanes, &mut at, alone, narrower);
         drop(at);
         for (w, sink) in warps.iter().zip(sinks) {
             observer.end(ctx, w, sink);
@@ -408,16 +242,9 @@ impl<'a> WarpJobs<'a> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::warps::Batch;
-    use std::sync::atomic::{AtomicBool, AtomicU64};
-
-    /// Set by a test: every narrower warp replays by itself.
-    pub(crate) static NARROWER_OFF: AtomicBool = AtomicBool::new(false);
-    /// Narrower warps counted from a wider warp's replay, and those whose
-    /// counts were void.
-    pub(crate) static NARROWER_COUNTS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
     /// The jobs of consecutive warps of `widths` over `n` units, grouped
     /// for `cores`, as lists of (width, warp number).

@@ -53,14 +53,10 @@ impl<'a, 's> Issuer<'a, 's> {
 
     /// The tally's counts at each of its widths, once the warp is replayed,
     /// the lanes counted alone and the narrower warps, to finish; reports
-    /// the last instructions to the progress bar, and the narrower warps'
-    /// when their counts stand.
+    /// the last instructions to the progress bar.
     pub(super) fn finish(&mut self, cfg: &Replay<'_>) -> Finished<'a> {
-        let narrower = self.narrower.take();
-        let theirs = narrower.as_ref().map_or(0, Narrower::replayed);
-        cfg.progress
-            .advance(std::mem::take(&mut self.unreported) + theirs);
-        (self.tally.finish(), self.alone.take(), narrower)
+        cfg.progress.advance(std::mem::take(&mut self.unreported));
+        (self.tally.finish(), self.alone.take(), self.narrower.take())
     }
 
     /// The wide warp did something its narrower warps may not have done
@@ -124,7 +120,8 @@ impl<'a, 's> Issuer<'a, 's> {
             if e.serialized.is_some() || e.predicated | e.spinning != 0 {
                 narrower.void("a serialized, predicated or spinning issue");
             }
-            narrower.issue((b, cb, f), live, lanes, left_out);
+            let theirs = narrower.issue((b, cb, f), live, lanes, left_out);
+            self.report_progress(cfg, theirs);
         }
         if left_out {
             // replayed, never issued: the lanes' own instructions, apart

@@ -67,7 +67,7 @@ mod warp;
 
 pub use counts::{LockStats, WarpStats};
 pub use lane::Lane;
-pub use narrower::NarrowerWarp;
+pub use narrower::{NarrowerWarp, Void};
 pub use reconverge::Reconvergence;
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
@@ -156,7 +156,7 @@ pub struct Counts {
     pub alone: WarpStats,
     /// Each narrower warp's counts at each of its widths, or why they are
     /// void.
-    pub narrower: Result<Vec<Vec<WarpStats>>, &'static str>,
+    pub narrower: Result<Vec<Vec<WarpStats>>, Void>,
 }
 
 /// One width a warp's replay is counted at, and the sink observing the

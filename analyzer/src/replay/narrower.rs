@@ -20,6 +20,10 @@
 //! immediate post-dominators. When the wide warp's replay does any of
 //! those, the narrower counts are void ([`Narrower::void`]), and the
 //! caller replays the narrower warps themselves.
+//!
+//! The progress bar is told the narrower warps' instructions with the wide
+//! warp's, as they are counted: a void narrower warp's replay of its own
+//! leaves out what was told already ([`Void::told`]).
 
 use super::alone::unfinished_and_off_stack;
 use super::counts::WarpStats;
@@ -46,10 +50,6 @@ pub struct NarrowerWarp {
 /// The narrower warps of one wide warp, counted as it replays.
 pub(super) struct Narrower<'a> {
     warps: Vec<Counted<'a>>,
-    /// Thread instructions the narrower warps replayed: they go to the
-    /// progress bar only once the counts stand (a void count is replayed
-    /// again, and reported then).
-    replayed: u64,
     /// Why the counts are void, if they are.
     void: Option<&'static str>,
 }
@@ -61,6 +61,18 @@ struct Counted<'a> {
     /// Its first lane's place in the wide warp.
     first: usize,
     tally: Tally<'a>,
+    /// Thread instructions counted, which the progress bar was told.
+    told: u64,
+}
+
+/// Why the narrower warps' counts are void, and how many thread
+/// instructions of each the progress bar was told before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Void {
+    /// What the wide warp did.
+    pub why: &'static str,
+    /// Per narrower warp, in their order: thread instructions told.
+    pub told: Vec<u64>,
 }
 
 impl<'a> Narrower<'a> {
@@ -82,14 +94,11 @@ impl<'a> Narrower<'a> {
                     mask: mask_of(&w.lanes),
                     first: w.lanes.start,
                     tally: Tally::new(segments, spin_wait, &w.widths, stacks, functions),
+                    told: 0,
                 }
             })
             .collect();
-        Narrower {
-            warps,
-            replayed: 0,
-            void: None,
-        }
+        Narrower { warps, void: None }
     }
 
     /// The wide warp did something its narrower warps may not have done
@@ -102,7 +111,8 @@ impl<'a> Narrower<'a> {
     /// Each narrower warp's part of the wide warp's issue of block `b`
     /// (`cb`, charged to function `f`) by the lanes of `live`, which ran
     /// `lanes`; or its lanes' instructions left out (`--spin-wait
-    /// exclude`).
+    /// exclude`). Gives the thread instructions counted, for the progress
+    /// bar.
     #[inline(never)]
     pub(super) fn issue(
         &mut self,
@@ -110,10 +120,11 @@ impl<'a> Narrower<'a> {
         live: u64,
         lanes: &[LaneIssue<'_>],
         left_out: bool,
-    ) {
+    ) -> u64 {
         if self.void.is_some() {
-            return;
+            return 0;
         }
+        let mut counted = 0;
         for w in self.warps.iter_mut().filter(|w| w.mask & live != 0) {
             let mut part: ArrayVec<LaneIssue<'_>, 64> = ArrayVec::new();
             let (mut thread, mut warp) = (0u64, 0u64);
@@ -126,7 +137,8 @@ impl<'a> Narrower<'a> {
                     ..*l
                 });
             }
-            self.replayed += thread;
+            w.told += thread;
+            counted += thread;
             if left_out {
                 w.tally.exclude(f as usize, thread);
                 continue;
@@ -146,6 +158,7 @@ impl<'a> Narrower<'a> {
                 serialized: None,
             });
         }
+        counted
     }
 
     /// The wide warp's lanes split at the end of `cb` into `targets` (each
@@ -174,22 +187,13 @@ impl<'a> Narrower<'a> {
         }
     }
 
-    /// The thread instructions the narrower warps replayed, once their
-    /// counts stand (zero when void).
-    pub(super) fn replayed(&self) -> u64 {
-        if self.void.is_some() {
-            0
-        } else {
-            self.replayed
-        }
-    }
-
     /// Each narrower warp's counts at each of its widths, once the wide
     /// warp's `lanes` are replayed, with their unfinished lanes and
     /// off-stack calls; `Err` with the reason when void.
-    pub(super) fn finish(self, lanes: &[Lane<'_>]) -> Result<Vec<Vec<WarpStats>>, &'static str> {
+    pub(super) fn finish(self, lanes: &[Lane<'_>]) -> Result<Vec<Vec<WarpStats>>, Void> {
         if let Some(why) = self.void {
-            return Err(why);
+            let told = self.warps.iter().map(|w| w.told).collect();
+            return Err(Void { why, told });
         }
         Ok(self
             .warps

@@ -4,10 +4,11 @@
 //! 16, 32) and that do not (3), under every reconvergence and lock model.
 
 use super::mask_of;
+use crate::group_replay::tests::{NARROWER_COUNTS, NARROWER_OFF};
 use crate::replay::random_program::program;
 use crate::replay::{LockModel, Reconvergence};
-use crate::warp_jobs::tests::{NARROWER_COUNTS, NARROWER_OFF};
-use crate::{analyze, Options, Silent};
+use crate::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
+use crate::{analyze, analyze_observed, Options, Silent};
 use std::sync::atomic::Ordering;
 
 #[test]
@@ -16,6 +17,19 @@ fn a_run_of_lanes_is_a_mask() {
     assert_eq!(mask_of(&(8..16)), 0xff00);
     assert_eq!(mask_of(&(32..64)), 0xffff_ffff_0000_0000);
     assert_eq!(mask_of(&(0..64)), u64::MAX);
+}
+
+/// Every stage's name and total, and the steps it was told.
+#[derive(Default)]
+struct Steps(std::sync::Mutex<Vec<(String, u64, u64)>>);
+
+impl crate::Progress for Steps {
+    fn stage(&self, name: &str, total: u64) {
+        self.0.lock().unwrap().push((name.to_string(), total, 0));
+    }
+    fn advance(&self, n: u64) {
+        self.0.lock().unwrap().last_mut().unwrap().2 += n;
+    }
 }
 
 #[test]
@@ -60,13 +74,22 @@ fn narrower_warps_count_as_their_own_replays() {
         for opts in &variants {
             let run = |off: bool| {
                 NARROWER_OFF.store(off, Ordering::Relaxed);
-                let report = one_core.install(|| analyze(&trace, opts, &Silent).unwrap());
+                let steps = Steps::default();
+                let report = one_core.install(|| analyze(&trace, opts, &steps).unwrap());
                 NARROWER_OFF.store(false, Ordering::Relaxed);
-                report
+                (report, steps.0.into_inner().unwrap())
             };
-            let (counted, replayed) = (run(false), run(true));
+            let ((counted, steps), (replayed, own_steps)) = (run(false), run(true));
             assert!(counted.incomplete.is_empty());
             assert_eq!(counted, replayed, "seed {seed}, {opts:?}");
+            // The bar is told every step as the narrower warps' own replays
+            // tell it, whether counted from a wider warp, void or not.
+            assert_eq!(steps, own_steps, "seed {seed}, {opts:?}");
+            if opts.predicate == 0 {
+                for (name, total, told) in steps {
+                    assert_eq!(told, total, "{name}: seed {seed}, {opts:?}");
+                }
+            }
         }
     }
     // Both ways were taken: counted from the wide warp, and void (the lock
@@ -74,4 +97,61 @@ fn narrower_warps_count_as_their_own_replays() {
     let [counted, void] = [0, 1].map(|k| NARROWER_COUNTS[k].load(Ordering::Relaxed) - before[k]);
     assert!(counted > 100, "{counted} narrower warps counted");
     assert!(void > 10, "{void} narrower warps void");
+}
+
+/// Counts the warps of width 8 it was shown, and their warp instructions.
+#[derive(Default)]
+struct EightsSeen(std::sync::Mutex<(usize, u64)>);
+
+struct Issues(u64);
+
+impl IssueSink for Issues {
+    fn issue(&mut self, issue: &Issue<'_>) {
+        self.0 += issue.warp_instructions;
+    }
+}
+
+impl Observer for EightsSeen {
+    type Sink = Issues;
+    fn observes(&self, width: usize) -> bool {
+        width == 8
+    }
+    fn begin(&self, _: &Context<'_>, _: &WarpInfo<'_>) -> Issues {
+        Issues(0)
+    }
+    fn end(&self, _: &Context<'_>, warp: &WarpInfo<'_>, sink: Issues) {
+        if warp.width == 8 {
+            let mut seen = self.0.lock().unwrap();
+            seen.0 += 1;
+            seen.1 += sink.0;
+        }
+    }
+}
+
+#[test]
+fn a_width_an_observer_looks_at_replays_by_itself() {
+    let one_core = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let trace = program(3, 40);
+    let opts = Options {
+        widths: vec![8, 32],
+        unit: "thread".parse().unwrap(),
+        locks: false,
+        index: false,
+        ..Options::default()
+    };
+    let seen = EightsSeen::default();
+    let report = one_core.install(|| analyze_observed(&trace, &opts, &Silent, &seen).unwrap());
+    let (warps, warp_instructions) = *seen.0.lock().unwrap();
+    // 40 threads: five warps of 8, each shown to the observer, every issue.
+    assert_eq!(warps, 5);
+    let eights = &report.results[0];
+    assert_eq!(eights.warp_size, 8);
+    assert_eq!(warp_instructions, eights.warp_instructions);
+    assert_eq!(
+        report,
+        one_core.install(|| analyze(&trace, &opts, &Silent).unwrap())
+    );
 }
