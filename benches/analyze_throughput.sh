@@ -11,7 +11,7 @@
 # - nbody 8192 bodies on 128 threads, one unit per call of accelerate():
 #   regular, fully converged code, 64 long units per thread; and nbody 2048
 #   at W = 8,16,32 at once (many warps at each width: the narrower warps
-#   replay from the units a warp of 32 decoded);
+#   are counted from the replay of the warp of 32 that holds them);
 # - divergence triangle 4096 (64 threads' worth of items, many warps);
 # - with the first pass kept in the trace's index (`--index`, on by
 #   default): the one-core W = 32 rows of pigz, sort and nbody analyse a trace
