@@ -5,8 +5,7 @@
 
 use super::mask_of;
 use crate::group_replay::tests::{NARROWER_COUNTS, NARROWER_OFF};
-use crate::replay::random_program::program;
-use crate::replay::{LockModel, Reconvergence};
+use crate::replay::random_program::{program, variants};
 use crate::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
 use crate::{analyze, analyze_observed, Options, Silent};
 use std::sync::atomic::Ordering;
@@ -45,32 +44,7 @@ fn narrower_warps_count_as_their_own_replays() {
         .map(|c| c.load(Ordering::Relaxed));
     for seed in 0..6 {
         let trace = program(seed, 40);
-        let base = Options {
-            widths: vec![1, 2, 3, 4, 8, 16, 32],
-            unit: "thread".parse().unwrap(),
-            index: false,
-            ..Options::default()
-        };
-        let variants = [
-            base.clone(),
-            Options {
-                reconvergence: Reconvergence::MinPc,
-                ..base.clone()
-            },
-            Options {
-                lock_model: LockModel::Spin,
-                predicate: 8,
-                ..base.clone()
-            },
-            Options {
-                locks: false,
-                ..base.clone()
-            },
-            Options {
-                unit: "call:f1".parse().unwrap(),
-                ..base.clone()
-            },
-        ];
+        let variants = variants(&[1, 2, 3, 4, 8, 16, 32]);
         for opts in &variants {
             let run = |off: bool| {
                 NARROWER_OFF.store(off, Ordering::Relaxed);

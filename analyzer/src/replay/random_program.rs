@@ -2,7 +2,9 @@
 //! functions at random from a loop in main, recursing, branching, loading,
 //! taking a lock (function 2) and handling signals (function 3).
 
+use crate::replay::{LockModel, Reconvergence};
 use crate::testutil::{numbers, TempTrace};
+use crate::Options;
 use tf_trace::{BlockDef, BlockId, EndKind as E, LockKind, ThreadWriter};
 
 /// The blocks of a function: `e` branches to the call `c` or to the arm
@@ -98,4 +100,36 @@ pub(super) fn program(seed: u64, threads: u64) -> crate::testutil::OpenTrace {
         t.exec(m2, &[]).unwrap();
     }
     tt.finish()
+}
+
+/// The analyses the tests compare, one unit per thread at `widths`: the
+/// defaults, `min-pc`, `--lock-model spin` with `--predicate 8`, locks off,
+/// and each call of f1 a unit (lanes start and end inside calls).
+pub(super) fn variants(widths: &[usize]) -> Vec<Options> {
+    let base = Options {
+        widths: widths.to_vec(),
+        unit: "thread".parse().unwrap(),
+        index: false,
+        ..Options::default()
+    };
+    vec![
+        base.clone(),
+        Options {
+            reconvergence: Reconvergence::MinPc,
+            ..base.clone()
+        },
+        Options {
+            lock_model: LockModel::Spin,
+            predicate: 8,
+            ..base.clone()
+        },
+        Options {
+            locks: false,
+            ..base.clone()
+        },
+        Options {
+            unit: "call:f1".parse().unwrap(),
+            ..base
+        },
+    ]
 }

@@ -4,8 +4,7 @@
 //! without it.
 
 use crate::blocks::CBlockId;
-use crate::replay::random_program::program;
-use crate::replay::{LockModel, Reconvergence};
+use crate::replay::random_program::{program, variants};
 use crate::results::Report;
 use crate::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
 use crate::{analyze_observed, Options, Silent};
@@ -103,29 +102,7 @@ fn a_lone_lane_replays_as_the_general_step_would() {
     let (mut lone_issues, mut signals, mut units_of_calls) = (0, false, 0);
     for seed in 0..12 {
         let trace = program(seed, 7);
-        let base = Options {
-            widths: vec![1, 2, 3, 4, 8],
-            unit: "thread".parse().unwrap(),
-            index: false,
-            ..Options::default()
-        };
-        let variants = [
-            base.clone(),
-            Options {
-                reconvergence: Reconvergence::MinPc,
-                ..base.clone()
-            },
-            Options {
-                lock_model: LockModel::Spin,
-                predicate: 8,
-                ..base.clone()
-            },
-            // Each call of f1 a unit: lanes start and end inside calls.
-            Options {
-                unit: "call:f1".parse().unwrap(),
-                ..base.clone()
-            },
-        ];
+        let variants = variants(&[1, 2, 3, 4, 8]);
         for opts in &variants {
             GENERAL_STEPS_ONLY.store(false, Ordering::Relaxed);
             let (report, logs) = replay(&trace, opts);
