@@ -6,7 +6,7 @@
 
 use crate::already_told::AlreadyTold;
 use crate::job_order::interleaved;
-use crate::replay::{CountedAt, Lane, NarrowerWarp, Replay, WarpStats};
+use crate::replay::{NarrowerWarp, Replay, WarpStats};
 use crate::sink::{Context, Observer};
 use crate::unit_source::{UnitCache, UnitSource};
 use crate::warp_jobs::{class, Job, WarpJobs};
@@ -84,7 +84,7 @@ impl<'a> WarpJobs<'a> {
             Ok(stats) => {
                 for (&(job, _), stats) in narrower.iter().zip(stats) {
                     #[cfg(debug_assertions)]
-                    self.check_narrower(job, &stats, lanes_of(job)?)?;
+                    self.check_narrower(job, &stats, lanes_of(job)?, ctx)?;
                     self.add(acc, job, 0, stats, WarpStats::default());
                 }
             }
@@ -120,19 +120,15 @@ impl<'a> WarpJobs<'a> {
         &self,
         job: &Job<'_>,
         stats: &[WarpStats],
-        lanes: Vec<Lane<'_>>,
+        lanes: Vec<crate::replay::Lane<'_>>,
+        ctx: &Context<'_>,
     ) -> tf_trace::Result<()> {
         let quiet = Replay {
             progress: &crate::Silent,
             ..*self.replay
         };
-        let mut at: Vec<CountedAt> = (job.warps.iter())
-            .map(|&(k, _)| CountedAt {
-                width: self.widths[k],
-                sink: None,
-            })
-            .collect();
-        let own = quiet.run_counting(lanes, &mut at, 0, &[])?.at;
+        let nobody = &crate::sink::Nobody;
+        let own = (self.replay_observed(&quiet, job, lanes, 0, &[], nobody, ctx)?).at;
         assert!(
             own == stats,
             "a narrower warp counted from a wider warp's replay differs from its own replay (units {:?})",

@@ -5,12 +5,11 @@
 //! waits for another lane's lock, so nothing else a warp of several lanes
 //! tells happens to it.
 
-use super::counts::WarpStats;
+use super::counts::{set_unfinished, WarpStats};
 use super::lane::Lane;
 use super::tally::Tally;
 use crate::blocks::{CBlock, CBlockId};
-use crate::off_stack::OffStack;
-use crate::sink::{Issue, IssueSink, LaneIssue};
+use crate::sink::{IssueSink, LaneIssue};
 use tf_trace::{FunctionId, LockKind};
 
 /// The lanes of a warp counted alone too, and their tally: of width 1,
@@ -42,24 +41,9 @@ impl<'a> LanesAlone<'a> {
     ) {
         let counted = self.lanes;
         for l in lanes.iter().filter(|l| counted & (1 << l.lane) != 0) {
-            let n = u64::from(l.insns);
-            if left_out {
-                self.tally.exclude(f as usize, n);
-                continue;
-            }
-            self.tally.issue(&Issue {
-                cblock: b,
-                block: cb,
-                function: f,
-                active: 1 << l.lane,
-                counted: 1 << l.lane,
-                predicated: 0,
-                spinning: 0,
-                warp_instructions: n,
-                thread_instructions: n,
-                lanes: std::slice::from_ref(l),
-                serialized: None,
-            });
+            let lane = std::slice::from_ref(l);
+            self.tally
+                .issue_part((b, cb, f), 1 << l.lane, lane, left_out);
         }
     }
 
@@ -73,22 +57,8 @@ impl<'a> LanesAlone<'a> {
     /// What was counted, once the warp's `lanes` are replayed, with the
     /// counted lanes' unfinished units and off-stack calls.
     pub(super) fn finish(mut self, lanes: &[Lane<'_>]) -> WarpStats {
-        let mut stats = self.tally.finish().remove(0);
-        (stats.unfinished_lanes, stats.off_stack) = unfinished_and_off_stack(lanes, self.lanes);
-        stats
+        let mut stats = self.tally.finish();
+        set_unfinished(&mut stats, lanes, self.lanes);
+        stats.remove(0)
     }
-}
-
-/// The lanes of `mask` among `lanes` that did not end their unit, and their
-/// calls on stacks other than their thread's.
-pub(super) fn unfinished_and_off_stack(lanes: &[Lane<'_>], mask: u64) -> (u64, OffStack) {
-    let mut off_stack = OffStack::default();
-    let mut unfinished = 0;
-    for (i, l) in lanes.iter().enumerate() {
-        if mask & (1 << i) != 0 {
-            off_stack.add(&l.off_stack);
-            unfinished += u64::from(!l.done);
-        }
-    }
-    (unfinished, off_stack)
 }

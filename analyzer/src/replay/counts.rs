@@ -1,6 +1,7 @@
 //! What the replay of one warp counts: instructions, memory, divergences,
 //! locks, and whether every lane finished.
 
+use super::lane::Lane;
 use crate::off_stack::OffStack;
 use crate::stats::{FunctionStats, Insns, Memory};
 use std::collections::HashMap;
@@ -62,6 +63,24 @@ pub struct WarpStats {
     pub locks: HashMap<u64, LockStats>,
     /// Lanes that ran on a stack outside their thread's, and their calls.
     pub off_stack: OffStack,
+}
+
+/// Sets, in each of `stats`, the lanes of `mask` among `lanes` that did
+/// not end their unit, and their calls on stacks other than their
+/// thread's.
+pub(super) fn set_unfinished(stats: &mut [WarpStats], lanes: &[Lane<'_>], mask: u64) {
+    let mut off_stack = OffStack::default();
+    let mut unfinished = 0;
+    for (i, l) in lanes.iter().enumerate() {
+        if mask & (1 << i) != 0 {
+            off_stack.add(&l.off_stack);
+            unfinished += u64::from(!l.done);
+        }
+    }
+    for s in stats {
+        s.unfinished_lanes = unfinished;
+        s.off_stack = off_stack;
+    }
 }
 
 impl WarpStats {

@@ -29,7 +29,7 @@ pub(super) struct Issuer<'a, 's> {
     /// The lanes counted alone too, if any.
     alone: Option<LanesAlone<'a>>,
     /// The narrower warps counted too, if any.
-    pub(super) narrower: Option<Narrower<'a>>,
+    narrower: Option<Narrower<'a>>,
 }
 
 impl<'a, 's> Issuer<'a, 's> {
@@ -64,6 +64,20 @@ impl<'a, 's> Issuer<'a, 's> {
     pub(super) fn void_narrower(&mut self, why: &'static str) {
         if let Some(n) = &mut self.narrower {
             n.void(why);
+        }
+    }
+
+    /// The lanes split at the end of `cb` into `targets` (masks of lanes),
+    /// to reconverge at `reconverge`: the narrower warps whose lanes went
+    /// two or more ways diverged there.
+    pub(super) fn narrower_diverged(
+        &mut self,
+        cb: CBlockId,
+        targets: impl Iterator<Item = u64> + Clone,
+        reconverge: Option<CBlockId>,
+    ) {
+        if let Some(n) = &mut self.narrower {
+            n.diverged(cb, targets, reconverge);
         }
     }
 

@@ -75,7 +75,8 @@ use crate::functions::FunctionTable;
 use crate::segments::Segments;
 use crate::sink::{Fanout, IssueSink};
 
-use alone::{unfinished_and_off_stack, LanesAlone};
+use alone::LanesAlone;
+use counts::set_unfinished;
 use issuer::Issuer;
 use narrower::Narrower;
 use tally::Tally;
@@ -271,11 +272,7 @@ impl Replay<'_> {
         // Every lane must have run its unit to the end: one that did not
         // would silently drop its instructions from every figure.
         let (mut all, alone, narrower) = w.issuer.finish(self);
-        let (unfinished, off_stack) = unfinished_and_off_stack(&w.lanes, u64::MAX);
-        for s in &mut all {
-            s.unfinished_lanes = unfinished;
-            s.off_stack = off_stack;
-        }
+        set_unfinished(&mut all, &w.lanes, u64::MAX);
         Ok(Counts {
             at: all,
             alone: alone.map_or_else(WarpStats::default, |a| a.finish(&w.lanes)),

@@ -25,13 +25,12 @@
 //! warp's, as they are counted: a void narrower warp's replay of its own
 //! leaves out what was told already ([`Void::told`]).
 
-use super::alone::unfinished_and_off_stack;
-use super::counts::WarpStats;
+use super::counts::{set_unfinished, WarpStats};
 use super::lane::Lane;
 use super::tally::Tally;
 use crate::blocks::{CBlock, CBlockId};
 use crate::segments::Segments;
-use crate::sink::{Issue, IssueSink, LaneIssue};
+use crate::sink::{IssueSink, LaneIssue};
 use crate::spin_wait::SpinWait;
 use arrayvec::ArrayVec;
 use std::ops::Range;
@@ -126,37 +125,18 @@ impl<'a> Narrower<'a> {
         }
         let mut counted = 0;
         for w in self.warps.iter_mut().filter(|w| w.mask & live != 0) {
-            let mut part: ArrayVec<LaneIssue<'_>, 64> = ArrayVec::new();
-            let (mut thread, mut warp) = (0u64, 0u64);
-            for l in lanes.iter().filter(|l| w.mask & (1 << l.lane) != 0) {
-                let n = u64::from(l.insns);
-                thread += n;
-                warp = warp.max(n);
-                part.push(LaneIssue {
+            // its lanes, numbered from its first
+            let part: ArrayVec<LaneIssue<'_>, 64> = (lanes.iter())
+                .filter(|l| w.mask & (1 << l.lane) != 0)
+                .map(|l| LaneIssue {
                     lane: l.lane - w.first,
                     ..*l
-                });
-            }
+                })
+                .collect();
+            let active = (live & w.mask) >> w.first;
+            let thread = w.tally.issue_part((b, cb, f), active, &part, left_out);
             w.told += thread;
             counted += thread;
-            if left_out {
-                w.tally.exclude(f as usize, thread);
-                continue;
-            }
-            let active = (live & w.mask) >> w.first;
-            w.tally.issue(&Issue {
-                cblock: b,
-                block: cb,
-                function: f,
-                active,
-                counted: active,
-                predicated: 0,
-                spinning: 0,
-                warp_instructions: warp,
-                thread_instructions: thread,
-                lanes: &part,
-                serialized: None,
-            });
         }
         counted
     }
@@ -199,12 +179,8 @@ impl<'a> Narrower<'a> {
             .warps
             .into_iter()
             .map(|mut w| {
-                let (unfinished, off_stack) = unfinished_and_off_stack(lanes, w.mask);
                 let mut all = w.tally.finish();
-                for s in &mut all {
-                    s.unfinished_lanes = unfinished;
-                    s.off_stack = off_stack;
-                }
+                set_unfinished(&mut all, lanes, w.mask);
                 all
             })
             .collect())

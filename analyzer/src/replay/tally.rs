@@ -11,13 +11,13 @@
 //! which the tally counts apart for each further width.
 
 use super::counts::WarpStats;
-use crate::blocks::CBlockId;
+use crate::blocks::{CBlock, CBlockId};
 use crate::coalesce::{lone_counts_alike, Coalescer};
 use crate::segments::Segments;
-use crate::sink::{idle_instructions, Issue, IssueSink};
+use crate::sink::{idle_instructions, Issue, IssueSink, LaneIssue};
 use crate::spin_wait::SpinWait;
 use crate::stats::{FunctionStats, Insns, Requests, Segment};
-use tf_trace::LockKind;
+use tf_trace::{FunctionId, LockKind};
 
 /// The counts of one warp's replay.
 pub(super) struct Tally<'a> {
@@ -148,6 +148,41 @@ impl Tally<'_> {
                 }
             }
         });
+    }
+
+    /// Counts the lanes `lanes` (`active`, in lane order), part of a wider
+    /// warp's issue of block `b` (`cb`, charged to function `f`), as a
+    /// warp of their own would issue them (it never has idle lanes), or
+    /// leaves them out (`--spin-wait exclude`); gives their thread
+    /// instructions.
+    #[inline]
+    pub(super) fn issue_part(
+        &mut self,
+        (b, cb, f): (CBlockId, &CBlock, FunctionId),
+        active: u64,
+        lanes: &[LaneIssue<'_>],
+        left_out: bool,
+    ) -> u64 {
+        let insns = lanes.iter().map(|l| u64::from(l.insns));
+        let thread = insns.clone().sum();
+        if left_out {
+            self.exclude(f as usize, thread);
+            return thread;
+        }
+        self.issue(&Issue {
+            cblock: b,
+            block: cb,
+            function: f,
+            active,
+            counted: active,
+            predicated: 0,
+            spinning: 0,
+            warp_instructions: insns.max().unwrap_or(0),
+            thread_instructions: thread,
+            lanes,
+            serialized: None,
+        });
+        thread
     }
 
     /// Counts `n` thread instructions of function `f`'s spin-wait code that

@@ -291,11 +291,9 @@ impl Warp<'_, '_, '_> {
                         _ => None,
                     };
                     self.issuer.tell(|s| s.diverged(n, active, targets, at));
-                    if let Some(narrower) = &mut self.issuer.narrower {
-                        let groups = self.groups.iter().map(|g| g.2);
-                        let paths = groups.chain([callers, left]).filter(|&m| m != 0);
-                        narrower.diverged(n, paths, at);
-                    }
+                    let groups = self.groups.iter().map(|g| g.2);
+                    let paths = groups.chain([callers, left]).filter(|&m| m != 0);
+                    self.issuer.narrower_diverged(n, paths, at);
                 }
                 r
             }
