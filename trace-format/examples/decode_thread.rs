@@ -44,9 +44,10 @@ fn decode(dir: &str, tid: u64) -> tf_trace::Result<(u64, u64, u64)> {
     r.set_validate(false);
     r.set_check_ahead(false);
     let (mut blocks, mut insns, mut accesses) = (0u64, 0u64, 0u64);
-    // a chunk that does not decode ends the reading with its error
-    while let Some(ev) = r.next_event() {
-        if let Event::Block(x) = ev? {
+    // as the replay's lanes read it: an event at a time, read in place (a
+    // chunk that does not decode ends the reading with its error)
+    while r.advance()? {
+        if let Some(Event::Block(x)) = r.current() {
             blocks += 1;
             insns += u64::from(x.insns);
             for a in x.accesses() {
