@@ -243,10 +243,11 @@ fn bench_recorded(dir: &str) {
         bytes as f64 / insns as f64
     );
     // Checked: each chunk decoded completely before its first event, as by
-    // default. Unchecked: each chunk decoded once, as the analyzer's lanes
-    // read it (`set_validate(false)` after the first pass has found every
-    // chunk to decode): the ceiling of a replay's speed on one core, which
-    // must decode every lane's stream with its addresses.
+    // default, each event returned by `next_event`. Unchecked: each chunk
+    // decoded once, as the analyzer's lanes read it (`set_validate(false)`
+    // after the first pass has found every chunk to decode, each event read
+    // in place with `advance`): the ceiling of a replay's speed on one
+    // core, which must decode every lane's stream with its addresses.
     for (what, checked) in [
         ("streaming reader, one core", true),
         ("unchecked, as tf analyze", false),
@@ -256,9 +257,19 @@ fn bench_recorded(dir: &str) {
             for t in trace.threads() {
                 let mut r = trace.read_thread(t.tid).unwrap();
                 r.set_validate(checked);
-                while let Some(ev) = r.next_event() {
-                    if let Event::Block(x) = ev.unwrap() {
+                let mut count = |e: Event<'_>| {
+                    if let Event::Block(x) = e {
                         n += x.insns as u64 + x.accesses().iter().map(|a| a.addr & 1).sum::<u64>();
+                    }
+                };
+                if checked {
+                    while let Some(ev) = r.next_event() {
+                        count(ev.unwrap());
+                    }
+                } else {
+                    // as the analyzer's lanes read: the event read in place
+                    while r.advance().unwrap() {
+                        count(r.current().expect("an event"));
                     }
                 }
             }
