@@ -7,10 +7,9 @@
 
 use super::counts::{set_unfinished, WarpStats};
 use super::lane::Lane;
-use super::tally::Tally;
-use crate::blocks::{CBlock, CBlockId};
+use super::tally::{Charged, Tally};
 use crate::sink::{IssueSink, LaneIssue};
-use tf_trace::{FunctionId, LockKind};
+use tf_trace::LockKind;
 
 /// The lanes of a warp counted alone too, and their tally: of width 1,
 /// holding every lane's stack (a lane is the one lane of its own warp
@@ -27,23 +26,14 @@ impl<'a> LanesAlone<'a> {
         LanesAlone { lanes, tally }
     }
 
-    /// Counts each counted lane of `lanes` issuing block `b` (`cb`, charged
-    /// to function `f`) by itself, or leaving it out (`--spin-wait
-    /// exclude`).
+    /// Counts each counted lane of `lanes` issuing the block `charged` by
+    /// itself, or leaving it out (`--spin-wait exclude`).
     #[inline(never)]
-    pub(super) fn issue(
-        &mut self,
-        b: CBlockId,
-        cb: &CBlock,
-        f: FunctionId,
-        lanes: &[LaneIssue<'_>],
-        left_out: bool,
-    ) {
+    pub(super) fn issue(&mut self, charged: Charged<'_>, lanes: &[LaneIssue<'_>], left_out: bool) {
         let counted = self.lanes;
         for l in lanes.iter().filter(|l| counted & (1 << l.lane) != 0) {
             let lane = std::slice::from_ref(l);
-            self.tally
-                .issue_part((b, cb, f), 1 << l.lane, lane, left_out);
+            self.tally.issue_part(charged, 1 << l.lane, lane, left_out);
         }
     }
 

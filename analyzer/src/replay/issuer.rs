@@ -61,9 +61,9 @@ impl<'a, 's> Issuer<'a, 's> {
 
     /// The wide warp did something its narrower warps may not have done
     /// alike: their counts are void.
-    pub(super) fn void_narrower(&mut self, why: &'static str) {
+    pub(super) fn void_narrower(&mut self) {
         if let Some(n) = &mut self.narrower {
-            n.void(why);
+            n.void();
         }
     }
 
@@ -128,11 +128,13 @@ impl<'a, 's> Issuer<'a, 's> {
         let f = f.min(cfg.functions.max_id() as FunctionId);
         let left_out = cfg.leaves_out(b);
         if let Some(alone) = &mut self.alone {
-            alone.issue(b, cb, f, lanes, left_out);
+            alone.issue((b, cb, f), lanes, left_out);
         }
         if let Some(narrower) = &mut self.narrower {
+            // serialized, predicated or spinning lanes (each voided the
+            // counts already where it began: a second guard)
             if e.serialized.is_some() || e.predicated | e.spinning != 0 {
-                narrower.void("a serialized, predicated or spinning issue");
+                narrower.void();
             }
             let theirs = narrower.issue((b, cb, f), live, lanes, left_out);
             self.report_progress(cfg, theirs);

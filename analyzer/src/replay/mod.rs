@@ -233,8 +233,9 @@ impl Replay<'_> {
         let narrower = (!narrower.is_empty()).then(|| {
             let (segments, spin_wait) = (self.segments, self.spin_wait);
             let mut n = Narrower::new(narrower, segments, spin_wait, &stacks, functions);
+            // reconvergence other than at immediate post-dominators
             if self.reconvergence != Reconvergence::Ipdom {
-                n.void("reconvergence other than at immediate post-dominators");
+                n.void();
             }
             n
         });

@@ -27,14 +27,14 @@
 
 use super::counts::{set_unfinished, WarpStats};
 use super::lane::Lane;
-use super::tally::Tally;
-use crate::blocks::{CBlock, CBlockId};
+use super::tally::{Charged, Tally};
+use crate::blocks::CBlockId;
 use crate::segments::Segments;
 use crate::sink::{IssueSink, LaneIssue};
 use crate::spin_wait::SpinWait;
 use arrayvec::ArrayVec;
 use std::ops::Range;
-use tf_trace::{FunctionId, LockKind};
+use tf_trace::LockKind;
 
 /// A narrower warp to count: a run of the wide warp's lanes, and the widths
 /// whose warps hold exactly those lanes.
@@ -49,8 +49,8 @@ pub struct NarrowerWarp {
 /// The narrower warps of one wide warp, counted as it replays.
 pub(super) struct Narrower<'a> {
     warps: Vec<Counted<'a>>,
-    /// Why the counts are void, if they are.
-    void: Option<&'static str>,
+    /// Whether the counts are void.
+    void: bool,
 }
 
 /// One narrower warp and its tally.
@@ -64,12 +64,10 @@ struct Counted<'a> {
     told: u64,
 }
 
-/// Why the narrower warps' counts are void, and how many thread
-/// instructions of each the progress bar was told before.
+/// The narrower warps' counts are void: how many thread instructions of
+/// each the progress bar was told before.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Void {
-    /// What the wide warp did.
-    pub why: &'static str,
     /// Per narrower warp, in their order: thread instructions told.
     pub told: Vec<u64>,
 }
@@ -97,30 +95,30 @@ impl<'a> Narrower<'a> {
                 }
             })
             .collect();
-        Narrower { warps, void: None }
+        Narrower { warps, void: false }
     }
 
     /// The wide warp did something its narrower warps may not have done
-    /// alike (`why`): their counts are void.
+    /// alike: their counts are void.
     #[cold]
-    pub(super) fn void(&mut self, why: &'static str) {
-        self.void.get_or_insert(why);
+    pub(super) fn void(&mut self) {
+        self.void = true;
     }
 
-    /// Each narrower warp's part of the wide warp's issue of block `b`
-    /// (`cb`, charged to function `f`) by the lanes of `live`, which ran
+    /// Each narrower warp's part of the wide warp's issue of the block
+    /// `charged` by the lanes of `live`, which ran
     /// `lanes`; or its lanes' instructions left out (`--spin-wait
     /// exclude`). Gives the thread instructions counted, for the progress
     /// bar.
     #[inline(never)]
     pub(super) fn issue(
         &mut self,
-        (b, cb, f): (CBlockId, &CBlock, FunctionId),
+        charged: Charged<'_>,
         live: u64,
         lanes: &[LaneIssue<'_>],
         left_out: bool,
     ) -> u64 {
-        if self.void.is_some() {
+        if self.void {
             return 0;
         }
         let mut counted = 0;
@@ -134,7 +132,7 @@ impl<'a> Narrower<'a> {
                 })
                 .collect();
             let active = (live & w.mask) >> w.first;
-            let thread = w.tally.issue_part((b, cb, f), active, &part, left_out);
+            let thread = w.tally.issue_part(charged, active, &part, left_out);
             w.told += thread;
             counted += thread;
         }
@@ -169,11 +167,11 @@ impl<'a> Narrower<'a> {
 
     /// Each narrower warp's counts at each of its widths, once the wide
     /// warp's `lanes` are replayed, with their unfinished lanes and
-    /// off-stack calls; `Err` with the reason when void.
+    /// off-stack calls; `Err` when void.
     pub(super) fn finish(self, lanes: &[Lane<'_>]) -> Result<Vec<Vec<WarpStats>>, Void> {
-        if let Some(why) = self.void {
+        if self.void {
             let told = self.warps.iter().map(|w| w.told).collect();
-            return Err(Void { why, told });
+            return Err(Void { told });
         }
         Ok(self
             .warps

@@ -19,6 +19,11 @@ use crate::spin_wait::SpinWait;
 use crate::stats::{FunctionStats, Insns, Requests, Segment};
 use tf_trace::{FunctionId, LockKind};
 
+/// A block issued: its id, its canonical block, and the function its
+/// instructions are charged to (what the counters of lanes alone and of
+/// narrower warps take from each issue of the wide warp).
+pub(super) type Charged<'b> = (CBlockId, &'b CBlock, FunctionId);
+
 /// The counts of one warp's replay.
 pub(super) struct Tally<'a> {
     /// What was counted, but for the totals of instructions and memory,
@@ -151,14 +156,13 @@ impl Tally<'_> {
     }
 
     /// Counts the lanes `lanes` (`active`, in lane order), part of a wider
-    /// warp's issue of block `b` (`cb`, charged to function `f`), as a
-    /// warp of their own would issue them (it never has idle lanes), or
-    /// leaves them out (`--spin-wait exclude`); gives their thread
-    /// instructions.
+    /// warp's issue of the block `charged`, as a warp of their own would
+    /// issue them (it never has idle lanes), or leaves them out
+    /// (`--spin-wait exclude`); gives their thread instructions.
     #[inline]
     pub(super) fn issue_part(
         &mut self,
-        (b, cb, f): (CBlockId, &CBlock, FunctionId),
+        (b, cb, f): Charged<'_>,
         active: u64,
         lanes: &[LaneIssue<'_>],
         left_out: bool,

@@ -84,8 +84,8 @@ impl Warp<'_, '_, '_> {
                     // them through this entry's reconvergence point) are never
                     // issued as if they ran this block: they regroup first.
                     if !self.execute(b, live, &top) {
-                        self.issuer
-                            .void_narrower("lanes regrouped without a branch");
+                        // lanes regrouped without a branch
+                        self.issuer.void_narrower();
                         let left = self.regroup(live, top.depth);
                         self.diverge(None, top, left, false);
                         continue;
@@ -240,7 +240,7 @@ impl Warp<'_, '_, '_> {
         // Without a block (a round, a join, regrouping), the lanes rejoin at
         // the nearest point that post-dominates where each one stands.
         if may_serialize && self.cfg.serialize_locks && self.serialize(top, left) {
-            self.issuer.void_narrower("lock serialization");
+            self.issuer.void_narrower(); // lock serialization
             return;
         }
         let callers: u64 = self.callees.iter().fold(0, |m, c| m | c.3);
@@ -278,8 +278,8 @@ impl Warp<'_, '_, '_> {
                 // a branch of code left out of the figures is told to no one
                 let told = !self.cfg.leaves_out(n);
                 if predicable {
-                    self.issuer.void_narrower("a predicated branch");
-                    // If-converted: every lane issues both arms.
+                    self.issuer.void_narrower(); // a predicated branch
+                                                 // If-converted: every lane issues both arms.
                     if told {
                         self.issuer.tell(|s| s.predicated(n));
                     }
