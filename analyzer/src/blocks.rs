@@ -85,6 +85,10 @@ pub struct CanonicalBlocks {
     pieces: Vec<Piece>,
     /// `pieces[piece_start[b]..piece_start[b + 1]]` are block `b`'s pieces.
     piece_start: Vec<u32>,
+    /// Per dynamic block: when it is one piece, that canonical block and
+    /// how it ends (most blocks: a complete execution is then one step,
+    /// without cutting); else `None`.
+    whole: Vec<Option<(CBlockId, EndKind)>>,
 }
 
 impl CanonicalBlocks {
@@ -161,10 +165,17 @@ impl CanonicalBlocks {
             }
         }
         piece_start.push(pieces.len() as u32);
+        let whole = (piece_start.windows(2))
+            .map(|w| match &pieces[w[0] as usize..w[1] as usize] {
+                [p] => Some((p.cblock, blocks[p.cblock as usize].end)),
+                _ => None,
+            })
+            .collect();
         CanonicalBlocks {
             blocks,
             pieces,
             piece_start,
+            whole,
         }
     }
 
@@ -311,6 +322,21 @@ impl PieceCursor {
     ) -> Option<(Step<'static>, std::ops::Range<usize>)> {
         if self.left == 0 {
             return None;
+        }
+        if self.piece == 0 && self.complete {
+            if let Some((cblock, end)) = canon.whole[self.block as usize] {
+                // The one piece, whole: what cutting it gives, uncut.
+                self.piece = 1;
+                let step = Step {
+                    cblock,
+                    insns: std::mem::take(&mut self.left),
+                    end,
+                    first_op: 0,
+                    accesses: &[],
+                };
+                self.access = accesses.len();
+                return Some((step, 0..accesses.len()));
+            }
         }
         let p = *canon.pieces(self.block).get(self.piece)?;
         self.piece += 1;

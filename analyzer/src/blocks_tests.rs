@@ -97,6 +97,52 @@ fn steps_split_accesses_and_stop_at_a_fault() {
 }
 
 #[test]
+fn a_one_piece_block_is_one_step_as_cutting_gives() {
+    // B = [0x20, 0x30) is one piece of its own; A = [0x10, 0x30) is two.
+    let a = four_accesses_at_0x10();
+    let b = BlockDef::new(0x20)
+        .insn(8)
+        .read(8)
+        .insn(8)
+        .write(4)
+        .end(EndKind::Branch);
+    let (t, ids) = table(&[a, b]);
+    let trace = t.finish();
+    let canon = CanonicalBlocks::build(trace.blocks());
+    assert_eq!(canon.whole[ids[0] as usize], None);
+    let piece = canon.pieces(ids[1])[0];
+    assert_eq!(
+        canon.whole[ids[1] as usize],
+        Some((piece.cblock, EndKind::Branch))
+    );
+    let acc = |operand: u16, addr: u64| Access {
+        operand,
+        addr,
+        size: 4,
+        write: operand == 1,
+    };
+    let all = [acc(0, 100), acc(1, 200)];
+    // Complete: the whole piece, as cutting it gives.
+    let s: Vec<Step> = steps(&canon, ids[1], 2, true, &all).collect();
+    let mut left = 2;
+    let (ran, end, end_op) = piece.cut(&canon, &mut left, true);
+    assert_eq!(s.len(), 1);
+    assert_eq!(
+        (s[0].cblock, s[0].insns, s[0].end, s[0].first_op),
+        (piece.cblock, ran, end, piece.first_op)
+    );
+    assert_eq!((s[0].accesses, end_op), (&all[..], 2));
+    // Not complete though every instruction ran (the last one faulted): cut
+    // short, not whole.
+    let s: Vec<Step> = steps(&canon, ids[1], 2, false, &all[..1]).collect();
+    assert_eq!(s.len(), 1);
+    assert_eq!(
+        (s[0].insns, s[0].end, s[0].accesses),
+        (2, EndKind::Other, &all[..1])
+    );
+}
+
+#[test]
 fn other_code_at_the_same_address_is_another_block() {
     // Code written at run time: at 0x1000, first `xor eax,eax; xor ecx,ecx`
     // then `mov eax,edi; add eax,eax`, both 4 bytes long; and the first
