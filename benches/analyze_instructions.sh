@@ -25,8 +25,9 @@ cargo build --release --quiet -p tf-trace --example decode_thread
 if [ -n "${TF_BENCH_TRACE:-}" ]; then
     mkdir "$tmp/trace"
     files=("$TF_BENCH_TRACE"/manifest "$TF_BENCH_TRACE"/*.tfc)
-    # copied where a link cannot be made (another file system)
-    ln "${files[@]}" "$tmp/trace"/ 2> /dev/null || cp "${files[@]}" "$tmp/trace"/
+    # copied where a link cannot be made (another file system), with their
+    # times (a trace modified in the last minute is not indexed)
+    ln "${files[@]}" "$tmp/trace"/ 2> /dev/null || cp -p "${files[@]}" "$tmp/trace"/
     what="the trace $TF_BENCH_TRACE"
 else
     workloads/build/O1/gen_text "$small" > "$tmp/input"

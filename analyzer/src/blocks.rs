@@ -326,6 +326,15 @@ impl PieceCursor {
         if self.piece == 0 && self.complete {
             if let Some((cblock, end)) = canon.whole[self.block as usize] {
                 // The one piece, whole: what cutting it gives, uncut.
+                debug_assert!({
+                    let p = canon.pieces(self.block)[0];
+                    let mut left = self.left;
+                    let cut = p.cut(canon, &mut left, true);
+                    let n_ops = usize::from(cut.2);
+                    cut == (self.left, end, p.n_ops)
+                        && left == 0
+                        && accesses.iter().all(|a| usize::from(a.operand) < n_ops)
+                });
                 self.piece = 1;
                 let step = Step {
                     cblock,
