@@ -23,17 +23,24 @@ fn four_accesses_at_0x10() -> BlockDef {
         .end(EndKind::Branch)
 }
 
+/// [0x20, 0x30): the last two instructions of [`four_accesses_at_0x10`]
+/// entered on their own (a read of 8 bytes, a write of 4), ending in a
+/// branch.
+fn tail_at_0x20() -> BlockDef {
+    BlockDef::new(0x20)
+        .insn(8)
+        .read(8)
+        .insn(8)
+        .write(4)
+        .end(EndKind::Branch)
+}
+
 #[test]
 fn overlapping_blocks_share_their_common_tail() {
     // A = [0x10..0x30) of four 8-byte instructions with one access each;
     // B enters at 0x20. C = [0x40, 0x44) overlaps nothing.
     let a = four_accesses_at_0x10();
-    let b = BlockDef::new(0x20)
-        .insn(8)
-        .read(8)
-        .insn(8)
-        .write(4)
-        .end(EndKind::Branch);
+    let b = tail_at_0x20();
     let c = BlockDef::new(0x40).insn(4).end(EndKind::Return);
     let (t, ids) = table(&[a, b, c]);
     let trace = t.finish();
@@ -100,12 +107,7 @@ fn steps_split_accesses_and_stop_at_a_fault() {
 fn a_one_piece_block_is_one_step_as_cutting_gives() {
     // B = [0x20, 0x30) is one piece of its own; A = [0x10, 0x30) is two.
     let a = four_accesses_at_0x10();
-    let b = BlockDef::new(0x20)
-        .insn(8)
-        .read(8)
-        .insn(8)
-        .write(4)
-        .end(EndKind::Branch);
+    let b = tail_at_0x20();
     let (t, ids) = table(&[a, b]);
     let trace = t.finish();
     let canon = CanonicalBlocks::build(trace.blocks());
