@@ -338,10 +338,11 @@ fn every_access_made(issue: &Issue<'_>) -> bool {
     issue.lanes.iter().all(|l| l.accesses.len() == n_ops)
 }
 
-/// Number of distinct values (sorts `v`).
+/// Number of distinct values (sorts `v` unless it is in order already).
 ///
 /// ```
 /// assert_eq!(tf_analyzer::coalesce::distinct(&mut [3, 1, 3, 2, 1]), 3);
+/// assert_eq!(tf_analyzer::coalesce::distinct(&mut [1, 1, 2, 5, 5]), 3);
 /// ```
 pub fn distinct(v: &mut [u64]) -> u64 {
     match v.len() {
@@ -349,16 +350,26 @@ pub fn distinct(v: &mut [u64]) -> u64 {
         2 => return 1 + u64::from(v[0] != v[1]),
         _ => {}
     }
-    v.sort_unstable();
-    let mut n = 0;
-    let mut last = None;
-    for &x in v.iter() {
-        if last != Some(x) {
-            n += 1;
-            last = Some(x);
-        }
+    // Lanes that access consecutive elements in lane order (most gathered
+    // requests) give their sectors in order: counted in one pass, unsorted.
+    if let Some(n) = distinct_in_order(v) {
+        return n;
     }
-    n
+    v.sort_unstable();
+    distinct_in_order(v).expect("sorted")
+}
+
+/// Number of distinct values of `v` if it is in increasing order (equal
+/// neighbours allowed), else `None`.
+fn distinct_in_order(v: &[u64]) -> Option<u64> {
+    let mut n = u64::from(!v.is_empty());
+    for w in v.windows(2) {
+        if w[1] < w[0] {
+            return None;
+        }
+        n += u64::from(w[1] != w[0]);
+    }
+    Some(n)
 }
 
 #[cfg(test)]

@@ -208,3 +208,21 @@ fn lanes_apart_or_from_other_stack_pointers_are_gathered() {
     );
     assert!(c.uniform(&[lane(0, &a), lane(1, &a)], 0).is_some());
 }
+
+/// Sectors in order (counted in one pass) or not (sorted first): as many
+/// distinct ones as sorting and removing repeats leaves.
+#[test]
+fn distinct_counts_as_sorting_and_deduplicating() {
+    let mut next = crate::testutil::numbers(0x5eed);
+    for _ in 0..20_000 {
+        let n = next(40) as usize;
+        let mut v: Vec<u64> = (0..n).map(|_| next(24)).collect();
+        if next(2) == 0 {
+            v.sort_unstable(); // in order, as lanes in lane order give them
+        }
+        let mut expected = v.clone();
+        expected.sort_unstable();
+        expected.dedup();
+        assert_eq!(distinct(&mut v), expected.len() as u64, "{v:?}");
+    }
+}
