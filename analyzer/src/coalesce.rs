@@ -194,13 +194,17 @@ impl Coalescer {
 
 impl Coalescer {
     /// The distinct sectors of access `j` of every lane of `lanes`, in both
-    /// layouts of the stack, when the lanes all access the same bytes, and
-    /// on the stack either none of them or all from the same stack pointer
-    /// (lanes that run consecutive units of one thread, the same code in
-    /// the same frame); `None` otherwise. The same counts as gathering every
-    /// lane's sectors and sorting them, without either.
+    /// layouts of the stack, when the lanes access alike: off their stacks,
+    /// the same bytes; on them, each on its own stack at the same offset
+    /// from its own stack pointer (lanes that run the same code in the same
+    /// frame, units of one thread or of several); `None` otherwise. The
+    /// same counts as gathering every lane's sectors and sorting them:
+    /// GPU local memory puts a lane's word where its offset from the lane's
+    /// stack pointer does, whatever that pointer, so the interleaved layout
+    /// needs no gathering; as the CPU laid them out, lanes on stacks of
+    /// their own are gathered only when their stack pointers differ.
     #[inline(never)]
-    fn uniform(&self, lanes: &[LaneIssue<'_>], j: usize) -> Option<(u64, u64)> {
+    fn uniform(&mut self, lanes: &[LaneIssue<'_>], j: usize) -> Option<(u64, u64)> {
         let a = &lanes[0].accesses[j];
         if a.addr < self.stacks_hull.0 || a.addr >= self.stacks_hull.1 {
             // On no lane's stack, nor is any other lane's access to the same
@@ -214,23 +218,45 @@ impl Coalescer {
         }
         let (stack, sp) = self.stacks[lanes[0].lane];
         let on_stack = a.addr >= stack.0 && a.addr < stack.1;
+        let offset = a.addr.wrapping_sub(sp);
+        let mut one_sp = true;
         for l in &lanes[1..] {
             let b = &l.accesses[j];
             let (stack, lane_sp) = self.stacks[l.lane];
             let lane_on_stack = b.addr >= stack.0 && b.addr < stack.1;
-            if (b.addr, b.size, lane_on_stack) != (a.addr, a.size, on_stack)
-                || (on_stack && lane_sp != sp)
-            {
+            let alike = if on_stack {
+                b.addr.wrapping_sub(lane_sp) == offset
+            } else {
+                b.addr == a.addr
+            };
+            if (b.size, lane_on_stack) != (a.size, on_stack) || !alike {
                 return None;
             }
+            one_sp &= lane_sp == sp;
         }
-        let cpu = sector_range(a.addr, a.size).count() as u64;
-        let interleaved = if on_stack {
-            let lanes = lanes.iter().map(|l| l.lane as u32);
-            interleaved_sector_count_of_lanes(a.addr, a.size, sp, lanes, self.width)
+        if !on_stack {
+            let cpu = sector_range(a.addr, a.size).count() as u64;
+            return Some((cpu, cpu));
+        }
+        let cpu = if one_sp {
+            sector_range(a.addr, a.size).count() as u64
         } else {
-            cpu
+            // Each lane's own bytes, as gathering counts them (lanes of one
+            // stack pointer, mostly side by side, give the same sectors).
+            let sectors = &mut self.gather.sectors;
+            sectors.clear();
+            for l in lanes {
+                let b = &l.accesses[j];
+                for s in sector_range(b.addr, b.size) {
+                    if sectors.last() != Some(&s) {
+                        sectors.push(s);
+                    }
+                }
+            }
+            distinct(sectors)
         };
+        let lanes = lanes.iter().map(|l| l.lane as u32);
+        let interleaved = interleaved_sector_count_of_lanes(a.addr, a.size, sp, lanes, self.width);
         Some((cpu, interleaved))
     }
 }

@@ -36,7 +36,7 @@ fn uniform_accesses_count_as_gathered_ones() {
                 accesses: &access,
             })
             .collect();
-        let c = Coalescer::new(width, vec![(stack, sp); width]);
+        let mut c = Coalescer::new(width, vec![(stack, sp); width]);
         let mut gather = Gather::default();
         for l in &issues {
             gather.add(&access[0], l.lane, &c.stacks, width);
@@ -176,9 +176,9 @@ fn interleaved_alone_counts_as_requests_do() {
 }
 
 #[test]
-fn lanes_apart_or_from_other_stack_pointers_are_gathered() {
+fn lanes_apart_or_at_other_offsets_are_gathered() {
     let stack = (0x7ffe_0000, 0x8000_0000);
-    let c = Coalescer::new(4, vec![(stack, 0x7fff_0000), (stack, 0x7fff_0100)]);
+    let mut c = Coalescer::new(4, vec![(stack, 0x7fff_0000), (stack, 0x7fff_0100)]);
     let a = [Access {
         operand: 0,
         size: 8,
@@ -198,9 +198,9 @@ fn lanes_apart_or_from_other_stack_pointers_are_gathered() {
     assert_eq!(
         c.uniform(&[lane(0, &a), lane(1, &a)], 0),
         None,
-        "other stack pointers"
+        "the same bytes at other offsets from the lanes' stack pointers"
     );
-    let c = Coalescer::new(4, vec![(stack, 0x7fff_0000); 2]);
+    let mut c = Coalescer::new(4, vec![(stack, 0x7fff_0000); 2]);
     assert_eq!(
         c.uniform(&[lane(0, &a), lane(1, &b)], 0),
         None,
@@ -225,4 +225,85 @@ fn distinct_counts_as_sorting_and_deduplicating() {
         expected.dedup();
         assert_eq!(distinct(&mut v), expected.len() as u64, "{v:?}");
     }
+}
+
+/// Lanes on stacks of their own, or on one stack from other stack pointers,
+/// at one offset from each lane's stack pointer (units of several threads
+/// in the same frame): counted without gathering, as gathered and sorted;
+/// at other offsets, or some lanes off their stacks, gathered.
+#[test]
+fn lanes_at_one_offset_from_their_stack_pointers_count_as_gathered() {
+    let mut next = crate::testutil::numbers(0xfeed);
+    let mut alike = 0;
+    for _ in 0..4000 {
+        let width = [4, 8, 12, 32, 64][next(5) as usize];
+        // Lanes of up to three threads (64 kB stacks 1 MB apart), each
+        // lane's stack pointer one of a few in its thread's stack.
+        let stacks: Vec<_> = (0..width)
+            .map(|_| {
+                let lo = 0x7f00_0000 + 0x10_0000 * next(3);
+                ((lo, lo + 0x1_0000), lo + 0x8000 + 8 * next(3))
+            })
+            .collect();
+        let lanes: Vec<usize> = (0..width).filter(|_| next(3) > 0).collect();
+        if lanes.len() < 2 {
+            continue;
+        }
+        let offset = next(256).wrapping_sub(128);
+        let size = [1, 2, 4, 8, 16, 32, 3][next(7) as usize];
+        let accesses: Vec<[Access; 1]> = lanes
+            .iter()
+            .map(|&l| {
+                let sp: u64 = stacks[l].1;
+                let addr = match next(12) {
+                    0 => sp.wrapping_add(next(256)).wrapping_sub(128), // another offset
+                    1 => 0x1000_0000,                                  // off its stack
+                    _ => sp.wrapping_add(offset),
+                };
+                [Access {
+                    operand: 0,
+                    size,
+                    write: false,
+                    addr,
+                }]
+            })
+            .collect();
+        let issues: Vec<LaneIssue<'_>> = lanes
+            .iter()
+            .zip(&accesses)
+            .map(|(&lane, accesses)| LaneIssue {
+                lane,
+                insns: 1,
+                first_op: 0,
+                accesses,
+            })
+            .collect();
+        let mut c = Coalescer::new(width, stacks.clone());
+        let mut gather = Gather::default();
+        for l in &issues {
+            gather.add(&l.accesses[0], l.lane, &c.stacks, width);
+        }
+        let gathered = gather.counts();
+        let at_one_offset = issues.iter().all(|l| {
+            let (stack, sp) = stacks[l.lane];
+            let addr = l.accesses[0].addr;
+            addr.wrapping_sub(sp) == offset && addr >= stack.0 && addr < stack.1
+        });
+        let got = c.uniform(&issues, 0);
+        if at_one_offset {
+            assert_eq!(
+                got,
+                Some(gathered),
+                "W={width} lanes {lanes:?} {offset:#x}+{size}"
+            );
+            alike += usize::from(
+                issues
+                    .iter()
+                    .any(|l| stacks[l.lane].1 != stacks[lanes[0]].1),
+            );
+        } else if let Some(counts) = got {
+            assert_eq!(counts, gathered, "W={width} lanes {lanes:?}");
+        }
+    }
+    assert!(alike > 500, "{alike}");
 }
