@@ -2,6 +2,23 @@
 
 use super::*;
 
+/// The issue of `lanes`, each lane its accesses of `accesses` and `insns`
+/// instructions.
+fn lane_issues<'a>(
+    lanes: &[usize],
+    accesses: &'a [impl AsRef<[Access]>],
+    insns: u32,
+) -> Vec<LaneIssue<'a>> {
+    (lanes.iter().zip(accesses))
+        .map(|(&lane, a)| LaneIssue {
+            lane,
+            insns,
+            first_op: 0,
+            accesses: a.as_ref(),
+        })
+        .collect()
+}
+
 /// Lanes that access the same bytes, on their stacks (the same stack
 /// pointer) or not: counted without gathering, as gathered and sorted.
 #[test]
@@ -111,16 +128,7 @@ fn interleaved_alone_counts_as_requests_do() {
             }
             accesses.push(mine);
         }
-        let issues: Vec<LaneIssue<'_>> = lanes
-            .iter()
-            .zip(&accesses)
-            .map(|(&lane, a)| LaneIssue {
-                lane,
-                insns: 3,
-                first_op: 0,
-                accesses: a,
-            })
-            .collect();
+        let issues = lane_issues(&lanes, &accesses, 3);
         let issue = Issue {
             cblock: 0,
             block: &block,
@@ -268,16 +276,7 @@ fn lanes_at_one_offset_from_their_stack_pointers_count_as_gathered() {
                 }]
             })
             .collect();
-        let issues: Vec<LaneIssue<'_>> = lanes
-            .iter()
-            .zip(&accesses)
-            .map(|(&lane, accesses)| LaneIssue {
-                lane,
-                insns: 1,
-                first_op: 0,
-                accesses,
-            })
-            .collect();
+        let issues = lane_issues(&lanes, &accesses, 1);
         let mut c = Coalescer::new(width, stacks.clone());
         let mut gather = Gather::default();
         for l in &issues {
