@@ -50,9 +50,9 @@ count() {
 
 # the "all" row of tf info: traced instructions and block executions; the
 # thread with the most block executions
-read -r insns blocks < <("$tf" info "$tmp/trace" | awk '$1 == "all" { print $4, $6 }')
-tid=$("$tf" info "$tmp/trace" | awk '$1 ~ /^[0-9]+$/ && $6 + 0 > most { most = $6 + 0; tid = $1 } END { print tid }')
-tid_blocks=$("$tf" info "$tmp/trace" | awk -v t="$tid" '$1 == t { print $6 }')
+"$tf" info "$tmp/trace" > "$tmp/info"
+read -r insns blocks < <(awk '$1 == "all" { print $4, $6 }' "$tmp/info")
+read -r tid tid_blocks < <(awk '$1 ~ /^[0-9]+$/ && $6 + 0 > most { most = $6 + 0; tid = $1 } END { print tid, most }' "$tmp/info")
 
 replay=$(RAYON_NUM_THREADS=1 count "$tmp/analyze" "$tf" analyze "$tmp/trace" --warp 32 --timings)
 grep -q "first pass read from" "$tmp/analyze" ||

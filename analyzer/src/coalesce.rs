@@ -234,12 +234,12 @@ impl Coalescer {
             }
             one_sp &= lane_sp == sp;
         }
+        let span = || sector_range(a.addr, a.size).count() as u64;
         if !on_stack {
-            let cpu = sector_range(a.addr, a.size).count() as u64;
-            return Some((cpu, cpu));
+            return Some((span(), span()));
         }
         let cpu = if one_sp {
-            sector_range(a.addr, a.size).count() as u64
+            span()
         } else {
             // Each lane's own bytes, as gathering counts them (lanes of one
             // stack pointer, mostly side by side, give the same sectors).

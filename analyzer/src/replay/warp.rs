@@ -278,8 +278,9 @@ impl Warp<'_, '_, '_> {
                 // a branch of code left out of the figures is told to no one
                 let told = !self.cfg.leaves_out(n);
                 if predicable {
-                    self.issuer.void_narrower(); // a predicated branch
-                                                 // If-converted: every lane issues both arms.
+                    // If-converted: every lane issues both arms (a predicated
+                    // branch voids the narrower counts).
+                    self.issuer.void_narrower();
                     if told {
                         self.issuer.tell(|s| s.predicated(n));
                     }
