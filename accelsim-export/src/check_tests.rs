@@ -206,3 +206,28 @@ fn a_full_warp_in_mode_1_is_valid() {
     assert_ne!(kernel, valid());
     assert!(run("kernel-1.traceg\n", &kernel).is_empty());
 }
+
+/// A PC whose line has another opcode than the first line at that PC is a
+/// warning; one with the same opcode under other modifiers is checked for
+/// its own (the validator keeps what it knows of each PC's first opcode).
+#[test]
+fn a_pc_with_another_opcode_than_its_first_line() {
+    let clash = valid().replacen("0000 0000ffff 1 R0 S2R", "0000 0000ffff 1 R0 MOV", 1);
+    let p = run("kernel-1.traceg\n", &clash);
+    assert_eq!(p.len(), 1, "{p:?}");
+    let line = clash.lines().position(|l| l.contains("R0 MOV")).unwrap() + 1;
+    assert_eq!(
+        (p[0].check, p[0].error, p[0].line),
+        (16, false, line),
+        "{p:?}"
+    );
+    assert!(p[0]
+        .message
+        .contains("PC 0000 is MOV here and S2R elsewhere"));
+    let wider = "0010 0000ffff 1 R6 LDG.E.64 1 R1 8 1 0x10 0";
+    let same = valid().replacen("0040 0000ffff 1 R6 LDL.64 1 R1 8 1 0x10 0", wider, 1);
+    assert_ne!(same, valid());
+    assert!(failing(&same).is_empty(), "{:?}", failing(&same));
+    let narrower = same.replacen("LDG.E.64 1 R1 8", "LDG.E.64 1 R1 4", 1);
+    assert_eq!(failing(&narrower), [(20, false)]);
+}

@@ -1,7 +1,8 @@
 //! Checks of one instruction line (checklist items 15–25).
 
+use super::opcode::{AtPc, Facts, PcOpcodes};
 use super::Report;
-use crate::opmap::{in_volta, is_memory, known, opcode_width, specialized_unit};
+use arrayvec::ArrayVec;
 
 /// What the checks of a line need to know about its kernel and warp.
 pub(super) struct LineContext {
@@ -21,24 +22,84 @@ pub(super) struct Parsed<'a> {
     pub mask: u32,
     pub opcode: &'a str,
     pub max_reg: Option<u32>,
+    /// What the checks know of its opcode.
+    pub facts: Facts,
+    /// How its opcode stands to the first seen at its PC.
+    pub at_pc: AtPc,
 }
 
+/// The whitespace-separated tokens of a line, as `str::split_whitespace`
+/// gives them: an ASCII line (all but broken ones) is split on its bytes,
+/// without decoding characters.
+enum Tokens<'a> {
+    Ascii(&'a str),
+    Other(std::str::SplitWhitespace<'a>),
+}
+
+impl<'a> Tokens<'a> {
+    fn of(text: &'a str) -> Tokens<'a> {
+        if text.is_ascii() {
+            Tokens::Ascii(text)
+        } else {
+            Tokens::Other(text.split_whitespace())
+        }
+    }
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = match self {
+            Tokens::Ascii(rest) => rest,
+            Tokens::Other(words) => return words.next(),
+        };
+        // the ASCII characters that `char::is_whitespace` takes
+        let space = |c: &u8| matches!(c, b'\t'..=b'\r' | b' ');
+        let b = rest.as_bytes();
+        let Some(start) = b.iter().position(|c| !space(c)) else {
+            *rest = "";
+            return None;
+        };
+        let end = b[start..]
+            .iter()
+            .position(space)
+            .map_or(b.len(), |e| start + e);
+        let token = &rest[start..end];
+        *rest = &rest[end..];
+        Some(token)
+    }
+}
+
+/// `t` (with or without `0x`) read as hex, as `u64::from_str_radix(t, 16)`
+/// reads it (a `+` sign allowed), digit by digit: most of a line's fields
+/// are hex, and the library's general parse was a seventh of the check.
 fn hex(t: &str) -> Option<u64> {
     let t = t
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
-    u64::from_str_radix(t, 16).ok()
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if digits.is_empty() {
+        return None;
+    }
+    digits.bytes().try_fold(0u64, |v, b| {
+        let d = char::from(b).to_digit(16)?;
+        (v >> 60 == 0).then_some(v << 4 | u64::from(d))
+    })
 }
 
-/// Checks one instruction line; problems go to `r` (at line `n`).
+/// Checks one instruction line, whose file's earlier lines put opcodes at
+/// the PCs of `pcs`; problems go to `r` (at line `n`).
 pub(super) fn check_line<'a>(
     text: &'a str,
     ctx: &LineContext,
+    pcs: &PcOpcodes,
     r: &mut Report,
     n: usize,
 ) -> Option<Parsed<'a>> {
-    let mut toks = text.split_whitespace();
+    let mut toks = Tokens::of(text);
     let mut next = |what: &str, r: &mut Report| {
         let t = toks.next();
         if t.is_none() {
@@ -104,10 +165,10 @@ pub(super) fn check_line<'a>(
     let opcode = next("opcode", r)?;
     let s_t = next("source count", r)?;
     regs(s_t, "source", 4, &mut next, r)?;
-    let first = opcode.split('.').find(|p| !p.is_empty()).unwrap_or("");
-    // (a Volta opcode is known to every version: one lookup for most lines)
-    let volta = in_volta(first);
-    if !volta && !known(ctx.version, first) {
+    let (facts, at_pc) = pcs.look(pc, opcode, ctx.version);
+    let first = facts.first(opcode);
+    let volta = facts.volta;
+    if !volta && !facts.known {
         r.error(
             n,
             18,
@@ -128,7 +189,7 @@ pub(super) fn check_line<'a>(
         Ok(w) => w,
         Err(_) => return r.error_none(n, 15, format!("memory width {w_t:?} is not decimal")),
     };
-    let is_mem = is_memory(first) || (ctx.version != 70 && matches!(first, "LDSM" | "LDGSTS"));
+    let is_mem = facts.memory;
     if is_mem && width == 0 {
         r.error(
             n,
@@ -144,8 +205,8 @@ pub(super) fn check_line<'a>(
         );
     }
     if width > 0 {
-        let ow = opcode_width(opcode);
-        if opcode.split('.').any(|p| p == "S8" || p == "S16") {
+        let ow = facts.width;
+        if facts.narrow {
             r.warn(n, 20, format!("{opcode}: .S8/.S16 are read as 4 bytes"));
         }
         if ![1, 2, 4, 8, 16].contains(&ow) {
@@ -184,12 +245,13 @@ pub(super) fn check_line<'a>(
             format!("surplus token {extra:?} after the line's last field"),
         );
     }
-    let _ = specialized_unit(first);
     Some(Parsed {
         pc,
         mask,
         opcode,
         max_reg,
+        facts,
+        at_pc,
     })
 }
 
@@ -199,14 +261,15 @@ fn addresses<'a>(
     mask: u32,
     n: usize,
     r: &mut Report,
-) -> Option<Vec<u64>> {
+) -> Option<ArrayVec<u64, 32>> {
     let k = mask.count_ones() as usize;
     let mode_t = next("address mode", r)?;
     let mut base = |r: &mut Report| {
         let t = next("base address", r)?;
         hex(t).or_else(|| r.error_none(n, 21, format!("address {t:?} is not hex")))
     };
-    let mut out = Vec::with_capacity(k);
+    // (a mask of 32 bits: at most 32 addresses)
+    let mut out = ArrayVec::new();
     match mode_t {
         "0" => {
             for _ in 0..k {
@@ -285,5 +348,53 @@ fn check_addresses(first: &str, width: u32, addrs: &[u64], n: usize, r: &mut Rep
             22,
             "a global address of an active lane is 0 (no access)".into(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hex, Tokens};
+
+    /// Random strings of `alphabet`'s characters, up to 24 long.
+    fn strings(alphabet: &[char], n: usize) -> Vec<String> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..n)
+            .map(|_| {
+                let len = next() % 25;
+                (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hex_reads_as_the_library_does() {
+        let alphabet: Vec<char> = "0000fFaA9+-xXg ".chars().collect();
+        for s in strings(&alphabet, 50_000) {
+            let t = s
+                .strip_prefix("0x")
+                .or_else(|| s.strip_prefix("0X"))
+                .unwrap_or(&s);
+            assert_eq!(hex(&s), u64::from_str_radix(t, 16).ok(), "{s:?}");
+        }
+        assert_eq!(hex("0x0000ffffffffffffffff"), Some(u64::MAX));
+        assert_eq!(hex("1ffffffffffffffff"), None);
+        assert_eq!(hex("+"), None);
+    }
+
+    #[test]
+    fn tokens_are_those_of_split_whitespace() {
+        let alphabet: Vec<char> = "ab \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}é".chars().collect();
+        for s in strings(&alphabet, 50_000) {
+            let ours: Vec<&str> = Tokens::of(&s).collect();
+            assert_eq!(ours, s.split_whitespace().collect::<Vec<_>>(), "{s:?}");
+        }
     }
 }

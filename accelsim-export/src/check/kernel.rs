@@ -3,9 +3,8 @@
 
 use super::header::{finish_header, header_line, Header};
 use super::insn::{check_line, LineContext};
+use super::opcode::{AtPc, PcOpcodes};
 use super::{Problem, Report};
-use crate::opmap::specialized_unit;
-use rustc_hash::FxHashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -40,8 +39,7 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
     let mut ctas = 0u64;
     let mut warp: Option<WarpState> = None;
     let mut ctx: Option<LineContext> = None;
-    // one lookup per line: hashed with Fx, not SipHash
-    let mut pcs: FxHashMap<u32, String> = FxHashMap::default();
+    let mut pcs = PcOpcodes::default();
     let mut max_reg: Option<u32> = None;
     let mut last_newline = true;
     loop {
@@ -218,26 +216,29 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
                 }
                 continue;
             }
-            let Some(p) = check_line(t, c, &mut r, n) else {
+            let Some(p) = check_line(t, c, &pcs, &mut r, n) else {
                 continue;
             };
             if let Some(m) = p.max_reg {
                 max_reg = Some(max_reg.map_or(m, |x| x.max(m)));
             }
-            let first = p.opcode.split('.').find(|s| !s.is_empty()).unwrap_or("");
-            if let Some(u) = specialized_unit(first) {
+            let first = p.facts.first(p.opcode);
+            if let Some(u) = p.facts.unit {
                 units[u as usize] = true;
             }
-            match pcs.get(&p.pc) {
-                Some(op) if op.split('.').next() != p.opcode.split('.').next() => r.warn(
+            match p.at_pc {
+                AtPc::Other => r.warn(
                     n,
                     16,
-                    format!("PC {:04x} is {} here and {op} elsewhere", p.pc, p.opcode),
+                    format!(
+                        "PC {:04x} is {} here and {} elsewhere",
+                        p.pc,
+                        p.opcode,
+                        pcs.first_seen(p.pc)
+                    ),
                 ),
-                Some(_) => {}
-                None => {
-                    pcs.insert(p.pc, p.opcode.to_string());
-                }
+                AtPc::Same => {}
+                AtPc::New => pcs.remember(p.pc, p.opcode, p.facts),
             }
             w.last_exit = first == "EXIT";
             if first == "BAR" {

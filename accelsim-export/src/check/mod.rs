@@ -16,6 +16,7 @@
 mod header;
 mod insn;
 mod kernel;
+mod opcode;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,129 @@
+//! What the line checks need to know of an opcode (its first part, the maps
+//! that hold it, its memory width), worked out once per PC: a trace repeats
+//! each PC's line many times, and looking the opcode up again on every line
+//! was most of the validator's time.
+
+use crate::opmap::{in_volta, is_memory, known, opcode_width, specialized_unit};
+use rustc_hash::FxHashMap;
+
+/// What the checks need to know of one opcode, for one binary version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Facts {
+    /// Where its first non-empty part (`LDG` of `LDG.E.64`) lies in it.
+    first: (usize, usize),
+    /// Its first part is in the Volta map.
+    pub volta: bool,
+    /// Its first part is in the map of the binary version.
+    pub known: bool,
+    /// It accesses memory.
+    pub memory: bool,
+    /// The bytes per lane the simulator reads from its modifiers.
+    pub width: u32,
+    /// It has a `.S8` or `.S16` part.
+    pub narrow: bool,
+    /// The specialized unit it needs, if any.
+    pub unit: Option<u8>,
+}
+
+impl Facts {
+    /// The facts of `opcode` under binary version `version`.
+    pub(super) fn of(opcode: &str, version: u32) -> Facts {
+        let first = opcode.split('.').find(|p| !p.is_empty()).unwrap_or("");
+        let at = if first.is_empty() {
+            0
+        } else {
+            first.as_ptr() as usize - opcode.as_ptr() as usize
+        };
+        Facts {
+            first: (at, at + first.len()),
+            volta: in_volta(first),
+            known: known(version, first),
+            memory: is_memory(first) || (version != 70 && matches!(first, "LDSM" | "LDGSTS")),
+            width: opcode_width(opcode),
+            narrow: opcode.split('.').any(|p| p == "S8" || p == "S16"),
+            unit: specialized_unit(first),
+        }
+    }
+
+    /// The first non-empty part of `opcode`, the opcode these facts are of.
+    pub(super) fn first<'a>(&self, opcode: &'a str) -> &'a str {
+        &opcode[self.first.0..self.first.1]
+    }
+}
+
+/// How a line's opcode stands to the opcode first seen at its PC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AtPc {
+    /// No line had this PC before.
+    New,
+    /// The first part is the same as the first seen there.
+    Same,
+    /// The first part differs from the first seen there.
+    Other,
+}
+
+/// The opcode first seen at each PC of a kernel file, with its facts.
+#[derive(Default)]
+pub(super) struct PcOpcodes(FxHashMap<u32, (String, Facts)>);
+
+impl PcOpcodes {
+    /// The facts of `opcode` on a line at `pc` (binary version `version`),
+    /// and how it stands to the opcode first seen there.
+    pub(super) fn look(&self, pc: u32, opcode: &str, version: u32) -> (Facts, AtPc) {
+        match self.0.get(&pc) {
+            Some((seen, facts)) if seen == opcode => (*facts, AtPc::Same),
+            Some((seen, _)) => {
+                let at = if seen.split('.').next() == opcode.split('.').next() {
+                    AtPc::Same
+                } else {
+                    AtPc::Other
+                };
+                (Facts::of(opcode, version), at)
+            }
+            None => (Facts::of(opcode, version), AtPc::New),
+        }
+    }
+
+    /// Keeps `opcode` and its `facts` as the first seen at `pc`.
+    pub(super) fn remember(&mut self, pc: u32, opcode: &str, facts: Facts) {
+        self.0.insert(pc, (opcode.to_string(), facts));
+    }
+
+    /// The opcode first seen at `pc` ("" if none).
+    pub(super) fn first_seen(&self, pc: u32) -> &str {
+        self.0.get(&pc).map_or("", |(seen, _)| seen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_are_those_of_the_opcode_maps() {
+        let f = Facts::of("LDG.E.64", 70);
+        assert_eq!(f.first("LDG.E.64"), "LDG");
+        assert!(f.volta && f.known && f.memory && !f.narrow);
+        assert_eq!((f.width, f.unit), (8, None));
+        let f = Facts::of(".LDS.S16", 70);
+        assert_eq!(f.first(".LDS.S16"), "LDS");
+        assert!(f.narrow && f.memory);
+        assert_eq!(Facts::of("BRA", 70).unit, Some(1));
+        let ldsm = (Facts::of("LDSM", 70), Facts::of("LDSM", 80));
+        assert!(!ldsm.0.memory && !ldsm.0.known && ldsm.1.memory && ldsm.1.known);
+        assert_eq!(Facts::of("", 70).first(""), "");
+    }
+
+    #[test]
+    fn a_pc_remembers_its_first_opcode() {
+        let mut pcs = PcOpcodes::default();
+        let (f, at) = pcs.look(0x10, "LDG.E", 70);
+        assert_eq!(at, AtPc::New);
+        pcs.remember(0x10, "LDG.E", f);
+        assert_eq!(pcs.look(0x10, "LDG.E", 70), (f, AtPc::Same));
+        let (wide, at) = pcs.look(0x10, "LDG.E.64", 70);
+        assert_eq!((wide.width, at), (8, AtPc::Same));
+        assert_eq!(pcs.look(0x10, "STG.E", 70).1, AtPc::Other);
+        assert_eq!(pcs.first_seen(0x10), "LDG.E");
+    }
+}
