@@ -56,19 +56,19 @@ impl<'a> Iterator for Tokens<'a> {
             Tokens::Other(words) => return words.next(),
         };
         // the ASCII characters that `char::is_whitespace` takes
-        let space = |c: &u8| matches!(c, b'\t'..=b'\r' | b' ');
+        let space = |c: u8| c == b' ' || (b'\t'..=b'\r').contains(&c);
         let b = rest.as_bytes();
-        let Some(start) = b.iter().position(|c| !space(c)) else {
-            *rest = "";
-            return None;
-        };
-        let end = b[start..]
-            .iter()
-            .position(space)
-            .map_or(b.len(), |e| start + e);
-        let token = &rest[start..end];
-        *rest = &rest[end..];
-        Some(token)
+        let mut i = 0;
+        while i < b.len() && space(b[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && !space(b[i]) {
+            i += 1;
+        }
+        let token = &rest[start..i];
+        *rest = &rest[i..];
+        (!token.is_empty()).then_some(token)
     }
 }
 
