@@ -231,3 +231,82 @@ fn a_pc_with_another_opcode_than_its_first_line() {
     let narrower = same.replacen("LDG.E.64 1 R1 8", "LDG.E.64 1 R1 4", 1);
     assert_eq!(failing(&narrower), [(20, false)]);
 }
+
+/// A kernel long enough to be read in several blocks, its lines after the
+/// first blocks checked ahead on other threads: the same problems, in the
+/// same order, as checked in order on one thread. Its mutations lie far
+/// into the file, in a warp that launched every lane and in one that did
+/// not (checked in order either way), and at a PC first seen near the top.
+#[test]
+fn lines_checked_ahead_find_what_lines_checked_in_order_do() {
+    let header = HEADER
+        .replace("(2,1,1)", "(1,1,1)")
+        .replace("nregs = 7", "nregs = 9");
+    let lines = |n: usize, mask: &str| -> Vec<String> {
+        let body = [
+            format!("0010 {mask} 1 R1 LDG.E.64 1 R2 8 1 0x10000000 8"),
+            format!("0020 {mask} 1 R3 IADD3 2 R1 R4 0"),
+            format!("0030 {mask} 0 STL 2 R5 R8 4 1 0x100 0"),
+        ];
+        (0..n).map(|i| body[i % 3].clone()).collect()
+    };
+    let (mut w0, mut w1) = (lines(360_000, "ffffffff"), lines(90_000, "0000ffff"));
+    w0.push("0050 ffffffff 0 EXIT 0 0".into());
+    w1.push("0050 0000ffff 0 EXIT 0 0".into());
+    let mutations: [(usize, &str, &str); 6] = [
+        (249_999, "LDG.E.64 1 R2 8", "LDG.E.64 1 R2 4"),
+        (280_000, "IADD3 2 R1 R4", "IADD3 2 R1 Q4"),
+        (300_002, "0x100 0", "0x102 0"),
+        (
+            330_000,
+            "0010 ffffffff 1 R1 LDG.E.64",
+            "0010 ffffffff 1 R1 STG.E.64",
+        ),
+        (340_000, " R4 0", " R4 0 9"),
+        (350_000, "ffffffff", "fffffffg"),
+    ];
+    for &(i, from, to) in &mutations {
+        assert!(w0[i].contains(from), "{i}: {from:?}");
+        w0[i] = w0[i].replacen(from, to, 1);
+    }
+    w1[80_000] = w1[80_000].replacen("0000ffff", "0001ffff", 1);
+    w1[85_000] = w1[85_000].replacen("IADD3 2 R1 R4", "IADD3 2 R1 X4", 1);
+    let kernel = format!(
+        "{header}\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = {}\n{}\n\nwarp = 1\ninsts = {}\n{}\n\n#END_TB\n",
+        w0.len(),
+        w0.join("\n"),
+        w1.len(),
+        w1.join("\n")
+    );
+    assert!(kernel.len() > 12 << 20, "several blocks of lines");
+    // (each run checks a directory of its own: the problems without it)
+    let on = |threads: usize| -> Vec<(usize, u8, bool, String)> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let found = pool.install(|| run("kernel-1.traceg\n", &kernel));
+        found
+            .into_iter()
+            .map(|p| (p.line, p.check, p.error, p.message))
+            .collect()
+    };
+    let (in_order, ahead) = (on(1), on(3));
+    assert_eq!(in_order, ahead);
+    let found: Vec<(u8, bool)> = in_order.iter().map(|p| (p.1, p.2)).collect();
+    assert_eq!(
+        found,
+        [
+            (20, false),
+            (17, true),
+            (23, true),
+            (16, false),
+            (15, true),
+            (16, true),
+            (24, false),
+            (17, true)
+        ],
+        "{in_order:?}"
+    );
+    assert!(in_order.iter().all(|p| p.0 > 249_999), "{in_order:?}");
+}

@@ -1,10 +1,11 @@
 //! Checks of one instruction line (checklist items 15–25).
 
-use super::opcode::{AtPc, Facts, PcOpcodes};
+use super::opcode::{Facts, PcOpcodes};
 use super::Report;
 use arrayvec::ArrayVec;
 
 /// What the checks of a line need to know about its kernel and warp.
+#[derive(Clone, Copy)]
 pub(super) struct LineContext {
     /// `-binary version`.
     pub version: u32,
@@ -17,6 +18,7 @@ pub(super) struct LineContext {
 }
 
 /// What a valid line tells the checks of its warp.
+#[derive(Clone, Copy)]
 pub(super) struct Parsed<'a> {
     pub pc: u32,
     pub mask: u32,
@@ -24,8 +26,6 @@ pub(super) struct Parsed<'a> {
     pub max_reg: Option<u32>,
     /// What the checks know of its opcode.
     pub facts: Facts,
-    /// How its opcode stands to the first seen at its PC.
-    pub at_pc: AtPc,
 }
 
 /// The whitespace-separated tokens of a line, as `str::split_whitespace`
@@ -90,12 +90,13 @@ fn hex(t: &str) -> Option<u64> {
     })
 }
 
-/// Checks one instruction line, whose file's earlier lines put opcodes at
-/// the PCs of `pcs`; problems go to `r` (at line `n`).
+/// Checks one instruction line, taking what is known of its opcode from
+/// `facts` (opcodes by PC, kept there when new); problems go to `r` (at
+/// line `n`).
 pub(super) fn check_line<'a>(
     text: &'a str,
     ctx: &LineContext,
-    pcs: &PcOpcodes,
+    facts: &mut PcOpcodes,
     r: &mut Report,
     n: usize,
 ) -> Option<Parsed<'a>> {
@@ -165,7 +166,7 @@ pub(super) fn check_line<'a>(
     let opcode = next("opcode", r)?;
     let s_t = next("source count", r)?;
     regs(s_t, "source", 4, &mut next, r)?;
-    let (facts, at_pc) = pcs.look(pc, opcode, ctx.version);
+    let facts = facts.facts(pc, opcode, ctx.version);
     let first = facts.first(opcode);
     let volta = facts.volta;
     if !volta && !facts.known {
@@ -251,7 +252,6 @@ pub(super) fn check_line<'a>(
         opcode,
         max_reg,
         facts,
-        at_pc,
     })
 }
 

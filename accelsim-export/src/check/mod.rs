@@ -13,6 +13,7 @@
 //! # std::fs::remove_dir_all(&dir)?; Ok(()) }
 //! ```
 
+mod ahead;
 mod header;
 mod insn;
 mod kernel;

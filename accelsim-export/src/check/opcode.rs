@@ -84,6 +84,16 @@ impl PcOpcodes {
         }
     }
 
+    /// The facts of `opcode` on a line at `pc` (binary version `version`),
+    /// kept as the first seen there when none was.
+    pub(super) fn facts(&mut self, pc: u32, opcode: &str, version: u32) -> Facts {
+        let (facts, at) = self.look(pc, opcode, version);
+        if at == AtPc::New {
+            self.remember(pc, opcode, facts);
+        }
+        facts
+    }
+
     /// Keeps `opcode` and its `facts` as the first seen at `pc`.
     pub(super) fn remember(&mut self, pc: u32, opcode: &str, facts: Facts) {
         self.0.insert(pc, (opcode.to_string(), facts));
