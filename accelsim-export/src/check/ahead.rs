@@ -28,7 +28,7 @@ pub(super) struct Line<'b> {
     /// Its text, without its line end, trimmed (read lossily when it is not
     /// ASCII).
     pub(super) text: &'b str,
-    /// It ends in `\n` (all but a file's last line may not).
+    /// It ends in `\n` (every line does, but a file's last may not).
     pub(super) newline: bool,
     /// It has a carriage return.
     pub(super) cr: bool,
@@ -144,8 +144,8 @@ impl Piece {
             let cr = memchr::memchr(b'\r', line.as_bytes()).is_some();
             let t = line.trim_end_matches(['\n', '\r']).trim();
             let at = t.as_ptr() as usize - self.text.as_ptr() as usize;
-            let flags = (line.ends_with('\n'), cr, !line.is_ascii());
-            (self.lines).push((at..at + t.len(), flags.0, flags.1, flags.2));
+            let non_ascii = !line.is_ascii();
+            (self.lines).push((at..at + t.len(), line.ends_with('\n'), cr, non_ascii));
             if let Some(ctx) = ctx {
                 let ahead = may_be_instruction(t).then(|| {
                     // (the line number is the reader's to give)
