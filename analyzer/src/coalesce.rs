@@ -236,7 +236,8 @@ impl Coalescer {
         }
         let span = || sector_range(a.addr, a.size).count() as u64;
         if !on_stack {
-            return Some((span(), span()));
+            let span = span();
+            return Some((span, span));
         }
         let cpu = if one_sp {
             span()

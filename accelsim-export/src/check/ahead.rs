@@ -18,7 +18,7 @@ use super::{Problem, Report};
 use rayon::prelude::*;
 use std::io::{ErrorKind, Read};
 use std::ops::Range;
-use std::path::Path;
+use std::path::PathBuf;
 
 /// Bytes read at a time (more when a line is longer).
 const BLOCK: usize = 4 << 20;
@@ -129,8 +129,9 @@ impl Piece {
     /// Reads the lines of `text` (whole lines), and checks ahead those
     /// that may be instruction lines under `ctx`, if given, with what
     /// `facts` knows of opcodes by PC.
-    fn read(&mut self, text: &[u8], ctx: Option<&LineContext>, facts: &mut PcOpcodes, path: &Path) {
-        let mut r = Report::new(path.to_path_buf());
+    fn read(&mut self, text: &[u8], ctx: Option<&LineContext>, facts: &mut PcOpcodes) {
+        // (the problems' file and line are the reader's to give)
+        let mut r = Report::new(PathBuf::new());
         // (the library's lossy reading is slow even on text that is valid)
         self.text = match String::from_utf8(text.to_vec()) {
             Ok(text) => text,
@@ -148,7 +149,6 @@ impl Piece {
             (self.lines).push((at..at + t.len(), line.ends_with('\n'), cr, non_ascii));
             if let Some(ctx) = ctx {
                 let ahead = may_be_instruction(t).then(|| {
-                    // (the line number is the reader's to give)
                     let parsed = check_line(t, ctx, facts, &mut r, 0);
                     let from = self.problems.len();
                     if !r.problems.is_empty() {
@@ -198,9 +198,9 @@ impl<R: Read> Blocks<R> {
 
     /// The next block of whole lines (the last line of the file as it is),
     /// its lines checked ahead under `ctx` (of a warp that launched every
-    /// lane) when given, for file `path`; `None` at the end, or after an
-    /// error, which [`Blocks::error`] gives then.
-    pub(super) fn next(&mut self, ctx: Option<&LineContext>, path: &Path) -> Option<Block> {
+    /// lane) when given; `None` at the end, or after an error, which
+    /// [`Blocks::error`] gives then.
+    pub(super) fn next(&mut self, ctx: Option<&LineContext>) -> Option<Block> {
         if self.done {
             return None;
         }
@@ -248,7 +248,7 @@ impl<R: Read> Blocks<R> {
             .enumerate()
             .for_each(|(k, (piece, facts))| {
                 let (from, to) = (bounds[k], bounds[k + 1]);
-                piece.read(&text[from..to], ctx, facts, path);
+                piece.read(&text[from..to], ctx, facts);
             });
         // The start of the next line goes to the front.
         self.buf.copy_within(lines_end..len, 0);

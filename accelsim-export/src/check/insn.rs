@@ -18,7 +18,6 @@ pub(super) struct LineContext {
 }
 
 /// What a valid line tells the checks of its warp.
-#[derive(Clone, Copy)]
 pub(super) struct Parsed<'a> {
     pub pc: u32,
     pub mask: u32,

@@ -23,7 +23,7 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
     };
     let mut check = KernelCheck::new(r, units);
     let mut blocks = Blocks::new(file);
-    let mut block = blocks.next(None, path);
+    let mut block = blocks.next(None);
     let mut to_the_end = true;
     while let Some(mut b) = block.take() {
         // Lines after the header are checked ahead once it is read, on
@@ -36,7 +36,7 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
                 ..c
             });
         let (next, read_on) = rayon::join(
-            || blocks.next(all_lanes.as_ref(), path),
+            || blocks.next(all_lanes.as_ref()),
             || b.lines(|line, checked| check.line(line, checked)),
         );
         if !read_on {
@@ -192,7 +192,7 @@ impl<'u> KernelCheck<'u> {
         if let Some(u) = p.facts.unit {
             self.units[u as usize] = true;
         }
-        match self.pcs.look(p.pc, p.opcode, c.version).1 {
+        match self.pcs.at_pc(p.pc, p.opcode, p.facts) {
             AtPc::Other => r.warn(
                 n,
                 16,
@@ -203,8 +203,7 @@ impl<'u> KernelCheck<'u> {
                     self.pcs.first_seen(p.pc)
                 ),
             ),
-            AtPc::Same => {}
-            AtPc::New => self.pcs.remember(p.pc, p.opcode, p.facts),
+            AtPc::Same | AtPc::New => {}
         }
         w.last_exit = first == "EXIT";
         if first == "BAR" {

@@ -5,6 +5,7 @@
 
 use crate::opmap::{in_volta, is_memory, known, opcode_width, specialized_unit};
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 /// What the checks need to know of one opcode, for one binary version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,36 +68,32 @@ pub(super) enum AtPc {
 pub(super) struct PcOpcodes(FxHashMap<u32, (String, Facts)>);
 
 impl PcOpcodes {
-    /// The facts of `opcode` on a line at `pc` (binary version `version`),
-    /// and how it stands to the opcode first seen there.
-    pub(super) fn look(&self, pc: u32, opcode: &str, version: u32) -> (Facts, AtPc) {
-        match self.0.get(&pc) {
-            Some((seen, facts)) if seen == opcode => (*facts, AtPc::Same),
-            Some((seen, _)) => {
-                let at = if seen.split('.').next() == opcode.split('.').next() {
-                    AtPc::Same
-                } else {
-                    AtPc::Other
-                };
-                (Facts::of(opcode, version), at)
-            }
-            None => (Facts::of(opcode, version), AtPc::New),
-        }
-    }
-
-    /// The facts of `opcode` on a line at `pc` (binary version `version`),
-    /// kept as the first seen there when none was.
+    /// The facts of `opcode` on a line at `pc` (binary version `version`):
+    /// those kept with the PC when `opcode` is the one first seen there,
+    /// else worked out (and kept, with `opcode`, when the PC had none).
     pub(super) fn facts(&mut self, pc: u32, opcode: &str, version: u32) -> Facts {
-        let (facts, at) = self.look(pc, opcode, version);
-        if at == AtPc::New {
-            self.remember(pc, opcode, facts);
+        match self.0.entry(pc) {
+            Entry::Occupied(e) => match e.get() {
+                (seen, facts) if seen == opcode => *facts,
+                _ => Facts::of(opcode, version),
+            },
+            Entry::Vacant(e) => e.insert((opcode.to_string(), Facts::of(opcode, version))).1,
         }
-        facts
     }
 
-    /// Keeps `opcode` and its `facts` as the first seen at `pc`.
-    pub(super) fn remember(&mut self, pc: u32, opcode: &str, facts: Facts) {
-        self.0.insert(pc, (opcode.to_string(), facts));
+    /// How `opcode` on a line at `pc` stands to the opcode first seen
+    /// there; kept as the first, with its `facts`, when the PC had none.
+    pub(super) fn at_pc(&mut self, pc: u32, opcode: &str, facts: Facts) -> AtPc {
+        match self.0.entry(pc) {
+            Entry::Occupied(e) if e.get().0.split('.').next() == opcode.split('.').next() => {
+                AtPc::Same
+            }
+            Entry::Occupied(_) => AtPc::Other,
+            Entry::Vacant(e) => {
+                e.insert((opcode.to_string(), facts));
+                AtPc::New
+            }
+        }
     }
 
     /// The opcode first seen at `pc` ("" if none).
@@ -127,13 +124,26 @@ mod tests {
     #[test]
     fn a_pc_remembers_its_first_opcode() {
         let mut pcs = PcOpcodes::default();
-        let (f, at) = pcs.look(0x10, "LDG.E", 70);
-        assert_eq!(at, AtPc::New);
-        pcs.remember(0x10, "LDG.E", f);
-        assert_eq!(pcs.look(0x10, "LDG.E", 70), (f, AtPc::Same));
-        let (wide, at) = pcs.look(0x10, "LDG.E.64", 70);
-        assert_eq!((wide.width, at), (8, AtPc::Same));
-        assert_eq!(pcs.look(0x10, "STG.E", 70).1, AtPc::Other);
+        let f = Facts::of("LDG.E", 70);
+        assert_eq!(pcs.at_pc(0x10, "LDG.E", f), AtPc::New);
+        assert_eq!(
+            (pcs.facts(0x10, "LDG.E", 70), pcs.at_pc(0x10, "LDG.E", f)),
+            (f, AtPc::Same)
+        );
+        let wide = pcs.facts(0x10, "LDG.E.64", 70);
+        assert_eq!(
+            (wide.width, pcs.at_pc(0x10, "LDG.E.64", wide)),
+            (8, AtPc::Same)
+        );
+        assert_eq!(
+            pcs.at_pc(0x10, "STG.E", Facts::of("STG.E", 70)),
+            AtPc::Other
+        );
         assert_eq!(pcs.first_seen(0x10), "LDG.E");
+        // a cache of facts keeps the first opcode it saw at a PC
+        let mut cache = PcOpcodes::default();
+        assert_eq!(cache.facts(0x20, "LDL.64", 70).width, 8);
+        assert_eq!(cache.facts(0x20, "LDL", 70).width, 4);
+        assert_eq!(cache.first_seen(0x20), "LDL.64");
     }
 }
