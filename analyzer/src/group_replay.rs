@@ -6,8 +6,9 @@
 
 use crate::already_told::AlreadyTold;
 use crate::job_order::interleaved;
-use crate::replay::{NarrowerWarp, Replay, WarpStats};
+use crate::replay::{CountedAt, Counts, Lane, NarrowerWarp, Replay, Running, Void, WarpStats};
 use crate::sink::{Context, Observer};
+use crate::turns::{take_turns, TURN};
 use crate::unit_source::{UnitCache, UnitSource};
 use crate::warp_jobs::{class, Job, WarpJobs};
 use std::collections::HashMap;
@@ -74,8 +75,39 @@ impl<'a> WarpJobs<'a> {
             .fold(first.alone, |m, &(j, at)| m | j.alone << at);
         let replay = self.replay;
         let first_lanes = lanes_of(first)?;
-        let counts =
-            self.replay_observed(replay, first, first_lanes, alone, &warps, observer, ctx)?;
+        // The narrower warps' own replays, when the wide warp voided their
+        // counts before its end and they took turns with it.
+        let mut own: Option<Vec<Counts>> = None;
+        let wide = |running: &mut Running<'_, '_, '_>| {
+            if narrower.is_empty() {
+                return Ok(());
+            }
+            // void at the end, they replay after it (below)
+            let Some(void) = running.run_until_void(TURN)? else {
+                return Ok(());
+            };
+            #[cfg(test)]
+            tests::TURNS_TAKEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let size = self.insns(first.members) + void.told.iter().sum::<u64>();
+            let told = running.told();
+            own = Some(self.replay_voided(
+                Some((running, size, told)),
+                &narrower,
+                &void,
+                &mut lanes_of,
+            )?);
+            Ok(())
+        };
+        let counts = self.replay_observed(
+            replay,
+            first,
+            first_lanes,
+            alone,
+            &warps,
+            observer,
+            ctx,
+            wide,
+        )?;
         self.add(acc, first, alone, counts.at, counts.alone);
         #[cfg(test)]
         tests::NARROWER_COUNTS[usize::from(counts.narrower.is_err())]
@@ -89,24 +121,20 @@ impl<'a> WarpJobs<'a> {
                 }
             }
             Err(void) => {
-                // Replayed by themselves: their lanes alone are counted
-                // already, and the progress bar was told part of them.
-                for (&(job, _), told) in narrower.iter().zip(void.told) {
-                    let bar = AlreadyTold::new(replay.progress, told);
-                    let replay = Replay {
-                        progress: &bar,
-                        ..*replay
-                    };
-                    let lanes = lanes_of(job)?;
-                    let counts =
-                        self.replay_observed(&replay, job, lanes, 0, &[], observer, ctx)?;
+                let own = match own {
+                    Some(own) => own,
+                    None => self.replay_voided(None, &narrower, &void, &mut lanes_of)?,
+                };
+                for (&(job, _), counts) in narrower.iter().zip(own) {
                     self.add(acc, job, 0, counts.at, counts.alone);
                 }
             }
         }
         for job in interleaved(others, |j| class(j), |j| self.insns(j.members)) {
             let lanes = lanes_of(job)?;
-            let counts = self.replay_observed(replay, job, lanes, job.alone, &[], observer, ctx)?;
+            let (alone, to_end) = (job.alone, |_: &mut Running<'_, '_, '_>| Ok(()));
+            let counts =
+                self.replay_observed(replay, job, lanes, alone, &[], observer, ctx, to_end)?;
             self.add(acc, job, job.alone, counts.at, counts.alone);
         }
         Ok(())
@@ -128,13 +156,69 @@ impl<'a> WarpJobs<'a> {
             ..*self.replay
         };
         let nobody = &crate::sink::Nobody;
-        let own = (self.replay_observed(&quiet, job, lanes, 0, &[], nobody, ctx)?).at;
+        let to_end = |_: &mut Running<'_, '_, '_>| Ok(());
+        let own = (self.replay_observed(&quiet, job, lanes, 0, &[], nobody, ctx, to_end)?).at;
         assert!(
             own == stats,
             "a narrower warp counted from a wider warp's replay differs from its own replay (units {:?})",
             job.members
         );
         Ok(())
+    }
+
+    /// The own replays of the `narrower` jobs, whose counts the wide
+    /// warp's replay voided (`void`), taking turns with the rest of the
+    /// wide warp's (`wide`: its replay under way, the steps it tells in all,
+    /// and those told so far) if it is not done; each tells the progress
+    /// bar only the steps past those the wide warp told of it.
+    fn replay_voided<'t>(
+        &self,
+        wide: Option<(&mut Running<'_, '_, '_>, u64, u64)>,
+        narrower: &[(&Job<'_>, usize)],
+        void: &Void,
+        lanes_of: &mut impl FnMut(&Job<'_>) -> tf_trace::Result<Vec<Lane<'t>>>,
+    ) -> tf_trace::Result<Vec<Counts>> {
+        let replay = self.replay;
+        let bars: Vec<AlreadyTold<'_>> = (void.told.iter())
+            .map(|&told| AlreadyTold::new(replay.progress, told))
+            .collect();
+        let replays: Vec<Replay<'_>> = (bars.iter())
+            .map(|bar| Replay {
+                progress: bar,
+                ..*replay
+            })
+            .collect();
+        // No observer looks at their widths (`counted_from`).
+        let mut at: Vec<Vec<CountedAt<'_>>> = (narrower.iter())
+            .map(|&(job, _)| {
+                let at = |&(k, _): &(usize, usize)| CountedAt {
+                    width: self.widths[k],
+                    sink: None,
+                };
+                job.warps.iter().map(at).collect()
+            })
+            .collect();
+        let mut running = Vec::with_capacity(narrower.len());
+        for ((r, at), &(job, _)) in replays.iter().zip(&mut at).zip(narrower) {
+            running.push(r.start(lanes_of(job)?, at, 0, &[]));
+        }
+        let (mut wide, wide_size, wide_told) = match wide {
+            Some((w, size, told)) => (Some(w), size, told),
+            None => (None, 0, 0),
+        };
+        let mut sizes = vec![wide_size];
+        sizes.extend(narrower.iter().map(|&(job, _)| self.insns(job.members)));
+        let mut told = vec![0; sizes.len()];
+        told[0] = wide_told;
+        take_turns(&sizes, told, TURN, |i, steps| match (i, &mut wide) {
+            (0, Some(w)) => Ok((w.run_for(steps)?, w.told())),
+            (0, None) => Ok((true, 0)),
+            _ => {
+                let r = &mut running[i - 1];
+                Ok((r.run_for(steps)?, r.told()))
+            }
+        })?;
+        running.into_iter().map(Running::finish).collect()
     }
 
     /// The jobs of `rest` that `first`'s replay may count, each with where
@@ -198,4 +282,7 @@ pub(crate) mod tests {
     /// Narrower warps counted from a wider warp's replay, and those whose
     /// counts were void.
     pub(crate) static NARROWER_COUNTS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+    /// Wide warps whose narrower warps, once void, replayed taking turns
+    /// with the rest of the wide warp's replay.
+    pub(crate) static TURNS_TAKEN: AtomicU64 = AtomicU64::new(0);
 }

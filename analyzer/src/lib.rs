@@ -48,6 +48,7 @@ pub mod stats;
 pub mod symbols;
 pub mod tail_copies;
 pub mod tasks;
+mod turns;
 pub mod unit_rule;
 pub mod unit_source;
 pub mod unit_starts;

@@ -12,7 +12,7 @@
 use crate::blocks::CanonicalBlocks;
 use crate::job_order::queued;
 use crate::lane_source::LaneSource;
-use crate::replay::{CountedAt, Counts, Lane, NarrowerWarp, Replay, WarpStats};
+use crate::replay::{CountedAt, Counts, Lane, NarrowerWarp, Replay, Running, WarpStats};
 use crate::sink::{Context, IssueSink, LaneInfo, Observer, WarpInfo};
 use crate::unit_source::UnitCache;
 use crate::unit_starts::Places;
@@ -179,17 +179,19 @@ impl<'a> WarpJobs<'a> {
     /// Replays `job`'s warp on `lanes` with `replay`, shown to `observer` at each width
     /// that forms it, counting its lanes of `alone` alone too and the
     /// `narrower` warps; the counts of each width in the order of
-    /// `job.warps`.
+    /// `job.warps`. `turns` runs the replay as far as it likes (other
+    /// replays taking turns with it), and the rest runs after.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn replay_observed<O: Observer>(
+    pub(crate) fn replay_observed<'t, O: Observer>(
         &self,
         replay: &Replay<'_>,
         job: &Job<'_>,
-        lanes: Vec<Lane<'_>>,
+        lanes: Vec<Lane<'t>>,
         alone: u64,
         narrower: &[NarrowerWarp],
         observer: &O,
         ctx: &Context<'_>,
+        turns: impl FnOnce(&mut Running<'_, 't, '_>) -> tf_trace::Result<()>,
     ) -> tf_trace::Result<Counts> {
         let width = |k: usize| self.widths[k];
         if !O::ACTIVE {
@@ -201,7 +203,9 @@ impl<'a> WarpJobs<'a> {
                     sink: None,
                 })
                 .collect();
-            return replay.run_counting(lanes, &mut at, alone, narrower);
+            let mut running = replay.start(lanes, &mut at, alone, narrower);
+            turns(&mut running)?;
+            return running.finish();
         }
         let infos: Vec<LaneInfo> = job
             .members
@@ -232,7 +236,8 @@ impl<'a> WarpJobs<'a> {
                 sink: Some(sink as &mut dyn IssueSink),
             })
             .collect();
-        let stats = replay.run_counting(lanes, &mut at, alone, narrower);
+        let mut running = replay.start(lanes, &mut at, alone, narrower);
+        let stats = turns(&mut running).and_then(|()| running.finish());
         drop(at);
         for (w, sink) in warps.iter().zip(sinks) {
             observer.end(ctx, w, sink);

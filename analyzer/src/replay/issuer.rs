@@ -11,7 +11,7 @@ use super::stack::Entry;
 use super::tally::Tally;
 use super::{Replay, PROGRESS_STEP};
 use crate::blocks::CBlockId;
-use crate::sink::{idle_instructions, Issue, IssueSink, LaneIssue};
+use crate::sink::{idle_instructions, Fanout, Issue, IssueSink, LaneIssue};
 use tf_trace::{FunctionId, LockKind};
 
 /// What an [`Issuer`] counted: at its widths, its lanes alone, its
@@ -21,11 +21,14 @@ pub(super) type Finished<'a> = (Vec<WarpStats>, Option<LanesAlone<'a>>, Option<N
 pub(super) struct Issuer<'a, 's> {
     /// The figures: the observer every replay has.
     tally: Tally<'a>,
-    sink: Option<&'s mut dyn IssueSink>,
+    /// The caller's sinks: none, one, or several through one fan-out.
+    sink: Option<Outlet<'s>>,
     /// The last frame entry whose function was looked up, and that function.
     frame_function: (u64, FunctionId),
     /// Thread instructions replayed since the last progress report.
     unreported: u64,
+    /// Thread instructions the progress bar was told or will be.
+    told: u64,
     /// The lanes counted alone too, if any.
     alone: Option<LanesAlone<'a>>,
     /// The narrower warps counted too, if any.
@@ -33,22 +36,40 @@ pub(super) struct Issuer<'a, 's> {
 }
 
 impl<'a, 's> Issuer<'a, 's> {
-    /// An issuer to `tally` and `sink` that also counts the lanes of
+    /// An issuer to `tally` and `sinks` that also counts the lanes of
     /// `alone` as warps of width 1, and the `narrower` warps.
     pub(super) fn new(
         tally: Tally<'a>,
-        sink: Option<&'s mut dyn IssueSink>,
+        mut sinks: Vec<&'s mut dyn IssueSink>,
         alone: Option<LanesAlone<'a>>,
         narrower: Option<Narrower<'a>>,
     ) -> Self {
+        let sink = match sinks.len() {
+            0 => None,
+            1 => sinks.pop().map(Outlet::One),
+            _ => Some(Outlet::Many(Fanout(sinks))),
+        };
         Issuer {
             tally,
             sink,
             frame_function: (u64::MAX, 0),
             unreported: 0,
+            told: 0,
             alone,
             narrower,
         }
+    }
+
+    /// Thread instructions issued so far, as the progress bar counts them
+    /// (the narrower warps' too while they are counted).
+    pub(super) fn told(&self) -> u64 {
+        self.told
+    }
+
+    /// The thread instructions of each narrower warp the progress bar was
+    /// told, once their counts are void.
+    pub(super) fn narrower_void(&self) -> Option<super::Void> {
+        self.narrower.as_ref().and_then(Narrower::void_told)
     }
 
     /// The tally's counts at each of its widths, once the warp is replayed,
@@ -96,8 +117,8 @@ impl<'a, 's> Issuer<'a, 's> {
     /// Tells the tally, and the sink if any, something other than an issue.
     pub(super) fn tell(&mut self, event: impl Fn(&mut dyn IssueSink)) {
         event(&mut self.tally);
-        if let Some(sink) = self.sink.as_deref_mut() {
-            event(sink);
+        if let Some(sink) = &mut self.sink {
+            event(sink.get());
         }
     }
 
@@ -165,8 +186,8 @@ impl<'a, 's> Issuer<'a, 's> {
             serialized: e.serialized.map(std::num::NonZeroU64::get),
         };
         self.tally.issue(&issue);
-        if let Some(sink) = self.sink.as_deref_mut() {
-            sink.issue(&issue);
+        if let Some(sink) = &mut self.sink {
+            sink.get().issue(&issue);
         }
     }
 
@@ -174,9 +195,27 @@ impl<'a, 's> Issuer<'a, 's> {
     /// every [`PROGRESS_STEP`] or so.
     #[inline(always)]
     fn report_progress(&mut self, cfg: &Replay<'_>, thread: u64) {
+        self.told += thread;
         self.unreported += thread;
         if self.unreported >= PROGRESS_STEP {
             cfg.progress.advance(std::mem::take(&mut self.unreported));
+        }
+    }
+}
+
+/// The sinks an issuer tells: one by itself (no fan-out on the way), or
+/// several.
+enum Outlet<'s> {
+    One(&'s mut dyn IssueSink),
+    Many(Fanout<'s>),
+}
+
+impl Outlet<'_> {
+    #[inline(always)]
+    fn get(&mut self) -> &mut dyn IssueSink {
+        match self {
+            Outlet::One(s) => *s,
+            Outlet::Many(f) => f,
         }
     }
 }

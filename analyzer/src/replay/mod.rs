@@ -60,6 +60,7 @@ mod narrower;
 #[cfg(test)]
 mod random_program;
 mod reconverge;
+mod running;
 mod solo;
 mod stack;
 mod tally;
@@ -69,18 +70,12 @@ pub use counts::{LockStats, WarpStats};
 pub use lane::Lane;
 pub use narrower::{NarrowerWarp, Void};
 pub use reconverge::Reconvergence;
+pub use running::Running;
 
 use crate::blocks::{CBlockId, CanonicalBlocks};
 use crate::functions::FunctionTable;
 use crate::segments::Segments;
-use crate::sink::{Fanout, IssueSink};
-
-use alone::LanesAlone;
-use counts::set_unfinished;
-use issuer::Issuer;
-use narrower::Narrower;
-use tally::Tally;
-use warp::Warp;
+use crate::sink::IssueSink;
 
 /// Immediate post-dominators of every function, by (function entry, block).
 pub type IpdomMap = rustc_hash::FxHashMap<(u64, CBlockId), CBlockId>;
@@ -215,69 +210,6 @@ impl Replay<'_> {
         alone_lanes: u64,
         narrower: &[NarrowerWarp],
     ) -> tf_trace::Result<Counts> {
-        assert!(lanes.len() <= 64 && at.iter().all(|c| lanes.len() <= c.width.max(1)));
-        assert!(narrower.iter().all(|w| w.lanes.end <= lanes.len()));
-        let stacks: Vec<_> = lanes.iter().map(|l| (l.stack, l.sp)).collect();
-        let functions = self.functions.max_id() + 1;
-        let widths: Vec<usize> = at.iter().map(|c| c.width).collect();
-        let alone = (alone_lanes != 0).then(|| {
-            let one = Tally::new(
-                self.segments,
-                self.spin_wait,
-                &[1],
-                stacks.clone(),
-                functions,
-            );
-            LanesAlone::new(alone_lanes, one)
-        });
-        let narrower = (!narrower.is_empty()).then(|| {
-            let (segments, spin_wait) = (self.segments, self.spin_wait);
-            let mut n = Narrower::new(narrower, segments, spin_wait, &stacks, functions);
-            // reconvergence other than at immediate post-dominators
-            if self.reconvergence != Reconvergence::Ipdom {
-                n.void();
-            }
-            n
-        });
-        // One tally counts every width; the sinks observe the replay
-        // through one fan-out.
-        let tally = Tally::new(self.segments, self.spin_wait, &widths, stacks, functions);
-        let mut outlets: Vec<&mut dyn IssueSink> = Vec::new();
-        for c in at.iter_mut() {
-            if let Some(s) = c.sink.as_deref_mut() {
-                outlets.push(s);
-            }
-        }
-        let lone = if outlets.len() == 1 {
-            outlets.pop()
-        } else {
-            None
-        };
-        let mut fanout = Fanout(outlets);
-        let sink: Option<&mut dyn IssueSink> = match lone {
-            Some(s) => Some(s),
-            None if fanout.0.is_empty() => None,
-            None => Some(&mut fanout),
-        };
-        let mut w = Warp {
-            cfg: self,
-            issuer: Issuer::new(tally, sink, alone, narrower),
-            stack: Vec::new(),
-            lanes,
-            next_region: 0,
-            groups: Vec::new(),
-            callees: Vec::new(),
-        };
-        w.start();
-        w.run()?;
-        // Every lane must have run its unit to the end: one that did not
-        // would silently drop its instructions from every figure.
-        let (mut all, alone, narrower) = w.issuer.finish(self);
-        set_unfinished(&mut all, &w.lanes, u64::MAX);
-        Ok(Counts {
-            at: all,
-            alone: alone.map_or_else(WarpStats::default, |a| a.finish(&w.lanes)),
-            narrower: narrower.map_or(Ok(Vec::new()), |n| n.finish(&w.lanes)),
-        })
+        self.start(lanes, at, alone_lanes, narrower).finish()
     }
 }

@@ -165,13 +165,20 @@ impl<'a> Narrower<'a> {
         }
     }
 
+    /// How many thread instructions of each warp the progress bar was told,
+    /// once the counts are void (none are counted after).
+    pub(super) fn void_told(&self) -> Option<Void> {
+        self.void.then(|| Void {
+            told: self.warps.iter().map(|w| w.told).collect(),
+        })
+    }
+
     /// Each narrower warp's counts at each of its widths, once the wide
     /// warp's `lanes` are replayed, with their unfinished lanes and
     /// off-stack calls; `Err` when void.
     pub(super) fn finish(self, lanes: &[Lane<'_>]) -> Result<Vec<Vec<WarpStats>>, Void> {
-        if self.void {
-            let told = self.warps.iter().map(|w| w.told).collect();
-            return Err(Void { told });
+        if let Some(void) = self.void_told() {
+            return Err(void);
         }
         Ok(self
             .warps

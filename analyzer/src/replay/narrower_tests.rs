@@ -4,7 +4,7 @@
 //! 16, 32) and that do not (3), under every reconvergence and lock model.
 
 use super::mask_of;
-use crate::group_replay::tests::{NARROWER_COUNTS, NARROWER_OFF};
+use crate::group_replay::tests::{NARROWER_COUNTS, NARROWER_OFF, TURNS_TAKEN};
 use crate::replay::random_program::{program, variants};
 use crate::sink::{Context, Issue, IssueSink, Observer, WarpInfo};
 use crate::{analyze, analyze_observed, Options, Silent};
@@ -42,6 +42,7 @@ fn narrower_warps_count_as_their_own_replays() {
     let before = NARROWER_COUNTS
         .each_ref()
         .map(|c| c.load(Ordering::Relaxed));
+    let turns_before = TURNS_TAKEN.load(Ordering::Relaxed);
     for seed in 0..6 {
         let trace = program(seed, 40);
         let variants = variants(&[1, 2, 3, 4, 8, 16, 32]);
@@ -71,6 +72,10 @@ fn narrower_warps_count_as_their_own_replays() {
     let [counted, void] = [0, 1].map(|k| NARROWER_COUNTS[k].load(Ordering::Relaxed) - before[k]);
     assert!(counted > 100, "{counted} narrower warps counted");
     assert!(void > 10, "{void} narrower warps void");
+    // Some were void before the wide warp's end, and replayed taking turns
+    // with the rest of it.
+    let turns = TURNS_TAKEN.load(Ordering::Relaxed) - turns_before;
+    assert!(turns > 5, "{turns} wide warps took turns");
 }
 
 /// Counts the warps of width 8 it was shown, and their warp instructions.

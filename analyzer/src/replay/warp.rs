@@ -69,8 +69,14 @@ impl Warp<'_, '_, '_> {
         live
     }
 
-    pub(super) fn run(&mut self) -> tf_trace::Result<()> {
+    /// Runs the stack until the issuer has told `told` thread instructions
+    /// or more (checked between two entries), or until it is empty: true
+    /// when it is.
+    pub(super) fn run_until(&mut self, told: u64) -> tf_trace::Result<bool> {
         while let Some(&top) = self.stack.last() {
+            if self.issuer.told() >= told {
+                return Ok(false);
+            }
             let live = self.live(&top);
             if live == 0 || top.pc == top.rpc {
                 self.stack.pop();
@@ -130,7 +136,7 @@ impl Warp<'_, '_, '_> {
                 }
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Files lane `i`, which ran block `b` in a frame at `depth`, by where
