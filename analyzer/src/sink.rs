@@ -199,8 +199,9 @@ pub trait Observer: Sync {
     const ACTIVE: bool = true;
 
     /// Whether it looks at the warps of `width`. The warps of a width it
-    /// does not look at may replay without a sink: the warps of width 1,
-    /// whose lanes a wider warp's replay counts alone too.
+    /// does not look at may replay without a sink (the warps of width 1,
+    /// whose lanes a wider warp's replay counts alone too), and a sink it
+    /// gives for one is told nothing between `begin` and `end`.
     fn observes(&self, width: usize) -> bool {
         let _ = width;
         Self::ACTIVE

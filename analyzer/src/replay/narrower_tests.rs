@@ -78,9 +78,10 @@ fn narrower_warps_count_as_their_own_replays() {
     assert!(turns > 5, "{turns} wide warps took turns");
 }
 
-/// Counts the warps of width 8 it was shown, and their warp instructions.
+/// Counts the warps of width 8 it was shown, and their warp instructions;
+/// and the warp instructions its sinks of other widths were told.
 #[derive(Default)]
-struct EightsSeen(std::sync::Mutex<(usize, u64)>);
+struct EightsSeen(std::sync::Mutex<(usize, u64, u64)>);
 
 struct Issues(u64);
 
@@ -99,10 +100,12 @@ impl Observer for EightsSeen {
         Issues(0)
     }
     fn end(&self, _: &Context<'_>, warp: &WarpInfo<'_>, sink: Issues) {
+        let mut seen = self.0.lock().unwrap();
         if warp.width == 8 {
-            let mut seen = self.0.lock().unwrap();
             seen.0 += 1;
             seen.1 += sink.0;
+        } else {
+            seen.2 += sink.0;
         }
     }
 }
@@ -123,9 +126,11 @@ fn a_width_an_observer_looks_at_replays_by_itself() {
     };
     let seen = EightsSeen::default();
     let report = one_core.install(|| analyze_observed(&trace, &opts, &Silent, &seen).unwrap());
-    let (warps, warp_instructions) = *seen.0.lock().unwrap();
-    // 40 threads: five warps of 8, each shown to the observer, every issue.
+    let (warps, warp_instructions, elsewhere) = *seen.0.lock().unwrap();
+    // 40 threads: five warps of 8, each shown to the observer, every issue;
+    // the sinks of the warps of 32 it does not look at are told nothing.
     assert_eq!(warps, 5);
+    assert_eq!(elsewhere, 0);
     let eights = &report.results[0];
     assert_eq!(eights.warp_size, 8);
     assert_eq!(warp_instructions, eights.warp_instructions);
