@@ -184,6 +184,7 @@ impl Collector {
 
 /// Gathers one warp's issues.
 pub struct WarpSink {
+    /// Whether the collector looks at its width (else `end` drops it).
     on: bool,
     segments: Arc<Segments>,
     coalescer: Coalescer,
@@ -318,14 +319,12 @@ impl WarpSink {
     }
 }
 
+// A sink of a width the collector does not look at is told nothing (the
+// `Observer` contract): it is never off here.
 impl IssueSink for WarpSink {
-    // Inlined where the replay calls it: many widths' sinks are off, and
-    // the call cost them more than the test.
     #[inline]
     fn issue(&mut self, issue: &Issue<'_>) {
-        if self.on {
-            self.count(issue);
-        }
+        self.count(issue);
     }
 
     fn diverged(
@@ -335,9 +334,6 @@ impl IssueSink for WarpSink {
         paths: usize,
         reconverge: Option<CBlockId>,
     ) {
-        if !self.on {
-            return;
-        }
         // The replay reports a split right after issuing the block it ends.
         let slot = match self.last {
             Some(s) if self.slots.key(s).1 == cblock => Some(s),
