@@ -15,6 +15,12 @@ use tf_trace::FunctionId;
 /// Warp lines larger than this go to a temporary file.
 const SPILL: usize = 256 << 10;
 
+/// Bytes left free at the start of a warp's temporary file: when the warp
+/// is a kernel by itself (a program of at most 32 threads), the kernel's
+/// header is written there and the file becomes the kernel's, instead of
+/// being copied into it (see [`crate::kernels`]).
+pub const HEAD_ROOM: u64 = 4096;
+
 /// What to export.
 #[derive(Clone, Debug)]
 pub struct ExportOptions {
@@ -45,7 +51,7 @@ pub enum Error {
 pub enum Lines {
     /// In memory.
     Memory(Vec<u8>),
-    /// In this temporary file.
+    /// In this temporary file, after [`HEAD_ROOM`] bytes left free.
     File(PathBuf),
 }
 
@@ -199,11 +205,14 @@ impl Sink {
         let written = std::fs::create_dir_all(&self.spill_dir)
             .map_err(io)
             .and_then(|()| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
+                let f = (std::fs::OpenOptions::new().create(true).append(true))
                     .open(&path)
-                    .map_err(io)
+                    .map_err(io)?;
+                if self.file.is_none() {
+                    // a hole: nothing is written there unless a header is
+                    f.set_len(HEAD_ROOM).map_err(io)?;
+                }
+                Ok(f)
             })
             .and_then(|mut f| f.write_all(&self.lines.out).map_err(io));
         match written {

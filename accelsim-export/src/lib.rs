@@ -27,3 +27,6 @@ mod translate_tests;
 
 #[cfg(test)]
 mod check_tests;
+
+#[cfg(test)]
+mod kernels_tests;
