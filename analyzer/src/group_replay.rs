@@ -10,7 +10,7 @@ use crate::replay::{CountedAt, Counts, Lane, NarrowerWarp, Replay, Running, Void
 use crate::sink::{Context, Observer};
 use crate::turns::{take_turns, TURN};
 use crate::unit_source::{UnitCache, UnitSource};
-use crate::warp_jobs::{class, Job, WarpJobs};
+use crate::warp_jobs::{class, no_turns, Job, WarpJobs};
 use std::collections::HashMap;
 
 impl<'a> WarpJobs<'a> {
@@ -132,9 +132,8 @@ impl<'a> WarpJobs<'a> {
         }
         for job in interleaved(others, |j| class(j), |j| self.insns(j.members)) {
             let lanes = lanes_of(job)?;
-            let (alone, to_end) = (job.alone, |_: &mut Running<'_, '_, '_>| Ok(()));
             let counts =
-                self.replay_observed(replay, job, lanes, alone, &[], observer, ctx, to_end)?;
+                self.replay_observed(replay, job, lanes, job.alone, &[], observer, ctx, no_turns)?;
             self.add(acc, job, job.alone, counts.at, counts.alone);
         }
         Ok(())
@@ -156,8 +155,7 @@ impl<'a> WarpJobs<'a> {
             ..*self.replay
         };
         let nobody = &crate::sink::Nobody;
-        let to_end = |_: &mut Running<'_, '_, '_>| Ok(());
-        let own = (self.replay_observed(&quiet, job, lanes, 0, &[], nobody, ctx, to_end)?).at;
+        let own = (self.replay_observed(&quiet, job, lanes, 0, &[], nobody, ctx, no_turns)?).at;
         assert!(
             own == stats,
             "a narrower warp counted from a wider warp's replay differs from its own replay (units {:?})",

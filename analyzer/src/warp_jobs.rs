@@ -92,6 +92,12 @@ pub(crate) fn class(job: &Job<'_>) -> (Vec<usize>, bool) {
     (widths, job.alone != 0)
 }
 
+/// The `turns` of [`WarpJobs::replay_observed`] for a replay that takes
+/// no turns with others: all of it runs at its end.
+pub(crate) fn no_turns(_: &mut Running<'_, '_, '_>) -> tf_trace::Result<()> {
+    Ok(())
+}
+
 /// What the jobs read.
 pub(crate) struct WarpJobs<'a> {
     pub(crate) trace: &'a Trace,
