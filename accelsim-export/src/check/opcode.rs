@@ -85,9 +85,7 @@ impl PcOpcodes {
     /// there; kept as the first, with its `facts`, when the PC had none.
     pub(super) fn at_pc(&mut self, pc: u32, opcode: &str, facts: Facts) -> AtPc {
         match self.0.entry(pc) {
-            Entry::Occupied(e) if e.get().0.split('.').next() == opcode.split('.').next() => {
-                AtPc::Same
-            }
+            Entry::Occupied(e) if same_first_part(&e.get().0, opcode) => AtPc::Same,
             Entry::Occupied(_) => AtPc::Other,
             Entry::Vacant(e) => {
                 e.insert((opcode.to_string(), facts));
@@ -100,6 +98,15 @@ impl PcOpcodes {
     pub(super) fn first_seen(&self, pc: u32) -> &str {
         self.0.get(&pc).map_or("", |(seen, _)| seen)
     }
+}
+
+/// Whether `a` and `b` are alike up to their first `.` (the whole of
+/// either that has none): the same string mostly, which is one comparison.
+fn same_first_part(a: &str, b: &str) -> bool {
+    fn first(s: &str) -> &str {
+        s.find('.').map_or(s, |i| &s[..i])
+    }
+    a == b || first(a) == first(b)
 }
 
 #[cfg(test)]
@@ -119,6 +126,19 @@ mod tests {
         let ldsm = (Facts::of("LDSM", 70), Facts::of("LDSM", 80));
         assert!(!ldsm.0.memory && !ldsm.0.known && ldsm.1.memory && ldsm.1.known);
         assert_eq!(Facts::of("", 70).first(""), "");
+    }
+
+    #[test]
+    fn first_parts_are_those_of_split() {
+        let ops = [
+            "LDG.E", "LDG.E.64", "LDG", "STG.E", ".LDS", ".STS", "", ".", "LDG.", "A..B",
+        ];
+        for a in ops {
+            for b in ops {
+                let split = a.split('.').next() == b.split('.').next();
+                assert_eq!(same_first_part(a, b), split, "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
