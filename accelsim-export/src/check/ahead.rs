@@ -16,7 +16,7 @@ use super::insn::{check_line, LineContext, Parsed};
 use super::opcode::PcOpcodes;
 use super::{Problem, Report};
 use rayon::prelude::*;
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -46,12 +46,9 @@ struct Ahead {
 /// The lines of a stretch of a block.
 #[derive(Default)]
 struct Piece {
-    /// Each line's text (a range of `text`) and its flags: whether it ends
-    /// in `\n`, has a carriage return, is not ASCII.
+    /// Each line's text (a range of the block's text) and its flags:
+    /// whether it ends in `\n`, has a carriage return, is not ASCII.
     lines: Vec<(Range<usize>, bool, bool, bool)>,
-    /// The lines, read lossily where they are not UTF-8 (which a line's
-    /// `\n` always ends, so that each line reads as it would alone).
-    text: String,
     /// One per line, when the piece was checked ahead.
     ahead: Vec<Option<Ahead>>,
     /// The problems of the lines checked ahead.
@@ -60,6 +57,9 @@ struct Piece {
 
 /// Lines read from a file, in pieces checked ahead.
 pub(super) struct Block {
+    /// The lines, read lossily where they are not UTF-8 (which a line's
+    /// `\n` always ends, so that each line reads as it would alone).
+    text: String,
     pieces: Vec<Piece>,
 }
 
@@ -73,7 +73,7 @@ impl Block {
     ) -> bool {
         for piece in &mut self.pieces {
             for (i, &(ref text, newline, cr, non_ascii)) in piece.lines.iter().enumerate() {
-                let text = &piece.text[text.clone()];
+                let text = &self.text[text.clone()];
                 let ahead = piece.ahead.get_mut(i).and_then(Option::as_mut);
                 let checked = ahead.map(|a| Checked {
                     problems: &mut piece.problems[a.problems.clone()],
@@ -126,25 +126,26 @@ fn may_be_instruction(t: &str) -> bool {
 }
 
 impl Piece {
-    /// Reads the lines of `text` (whole lines), and checks ahead those
-    /// that may be instruction lines under `ctx`, if given, with what
+    /// Reads the lines of `text[stretch]` (whole lines), and checks ahead
+    /// those that may be instruction lines under `ctx`, if given, with what
     /// `facts` knows of opcodes by PC.
-    fn read(&mut self, text: &[u8], ctx: Option<&LineContext>, facts: &mut PcOpcodes) {
+    fn read(
+        &mut self,
+        text: &str,
+        stretch: Range<usize>,
+        ctx: Option<&LineContext>,
+        facts: &mut PcOpcodes,
+    ) {
         // (the problems' file and line are the reader's to give)
         let mut r = Report::new(PathBuf::new());
-        // (the library's lossy reading is slow even on text that is valid)
-        self.text = match String::from_utf8(text.to_vec()) {
-            Ok(text) => text,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
-        let mut start = 0;
-        while start < self.text.len() {
-            let rest = &self.text.as_bytes()[start..];
-            let end = memchr::memchr(b'\n', rest).map_or(self.text.len(), |i| start + i + 1);
-            let line = &self.text[start..end];
+        let mut start = stretch.start;
+        while start < stretch.end {
+            let rest = &text.as_bytes()[start..stretch.end];
+            let end = memchr::memchr(b'\n', rest).map_or(stretch.end, |i| start + i + 1);
+            let line = &text[start..end];
             let cr = memchr::memchr(b'\r', line.as_bytes()).is_some();
             let t = line.trim_end_matches(['\n', '\r']).trim();
-            let at = t.as_ptr() as usize - self.text.as_ptr() as usize;
+            let at = t.as_ptr() as usize - text.as_ptr() as usize;
             let non_ascii = !line.is_ascii();
             (self.lines).push((at..at + t.len(), line.ends_with('\n'), cr, non_ascii));
             if let Some(ctx) = ctx {
@@ -172,11 +173,11 @@ impl Piece {
 /// A file's lines in blocks.
 pub(super) struct Blocks<R> {
     src: R,
-    /// The bytes read, reused from block to block.
+    /// The bytes read for the next block.
     buf: Vec<u8>,
-    /// How many of them, at its start, are a line the last block did not
-    /// hold.
-    carried: usize,
+    /// A block's buffer given back, to read into again (a new one of 4 MiB
+    /// for every block would fault its pages in every time).
+    spare: Option<Vec<u8>>,
     /// The error that ended the reading.
     error: Option<std::io::Error>,
     done: bool,
@@ -189,7 +190,7 @@ impl<R: Read> Blocks<R> {
         Blocks {
             src,
             buf: Vec::new(),
-            carried: 0,
+            spare: None,
             error: None,
             done: false,
             facts: Vec::new(),
@@ -204,25 +205,23 @@ impl<R: Read> Blocks<R> {
         if self.done {
             return None;
         }
-        let mut len = self.carried;
         let lines_end = loop {
-            let at = len;
-            if self.buf.len() < at + BLOCK {
-                self.buf.resize(at + BLOCK, 0);
-            }
-            let (read, error) = fill(&mut self.src, &mut self.buf[at..at + BLOCK]);
-            len += read;
+            // (the start of a line the last block did not hold, if any, is
+            // at the front)
+            let at = self.buf.len();
+            let error = fill(&mut self.src, &mut self.buf);
+            let len = self.buf.len();
             if let Some(e) = error {
                 self.error = Some(e);
                 self.done = true;
                 // a line read in part is not a line
-                break memchr::memrchr(b'\n', &self.buf[..len]).map_or(0, |i| i + 1);
+                break memchr::memrchr(b'\n', &self.buf).map_or(0, |i| i + 1);
             }
-            if read == 0 {
+            if len == at {
                 self.done = true;
                 break len;
             }
-            if let Some(i) = memchr::memrchr(b'\n', &self.buf[at..len]) {
+            if let Some(i) = memchr::memrchr(b'\n', &self.buf[at..]) {
                 break at + i + 1;
             }
         };
@@ -230,13 +229,25 @@ impl<R: Read> Blocks<R> {
             self.done = true;
             return None;
         }
-        let text = &self.buf[..lines_end];
+        // The block takes the buffer; the start of the next line goes to
+        // the front of the next one.
+        let mut next = self.spare.take().unwrap_or_default();
+        next.clear();
+        next.extend_from_slice(&self.buf[lines_end..]);
+        let mut bytes = std::mem::replace(&mut self.buf, next);
+        bytes.truncate(lines_end);
+        // (the library's lossy reading is slow even on text that is valid)
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
         // Pieces of about equal size, each ending after a `\n`.
         let n = 4 * rayon::current_num_threads();
         let mut bounds = vec![0];
         for k in 1..n {
             let from = (text.len() * k / n).max(*bounds.last().expect("one"));
-            let end = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i + 1);
+            let rest = &text.as_bytes()[from..];
+            let end = memchr::memchr(b'\n', rest).map_or(text.len(), |i| from + i + 1);
             bounds.push(end);
         }
         bounds.push(text.len());
@@ -247,13 +258,14 @@ impl<R: Read> Blocks<R> {
             .zip(self.facts.par_iter_mut())
             .enumerate()
             .for_each(|(k, (piece, facts))| {
-                let (from, to) = (bounds[k], bounds[k + 1]);
-                piece.read(&text[from..to], ctx, facts);
+                piece.read(&text, bounds[k]..bounds[k + 1], ctx, facts);
             });
-        // The start of the next line goes to the front.
-        self.buf.copy_within(lines_end..len, 0);
-        self.carried = len - lines_end;
-        Some(Block { pieces })
+        Some(Block { text, pieces })
+    }
+
+    /// Takes back the buffer of `block`, done with, to read into again.
+    pub(super) fn recycle(&mut self, block: Block) {
+        self.spare = Some(block.text.into_bytes());
     }
 
     /// The error that ended the reading, if any.
@@ -262,17 +274,9 @@ impl<R: Read> Blocks<R> {
     }
 }
 
-/// Fills `buf` from `src` as far as it can: the bytes read, and the error
-/// that stopped it, if any.
-fn fill(src: &mut impl Read, buf: &mut [u8]) -> (usize, Option<std::io::Error>) {
-    let mut read = 0;
-    while read < buf.len() {
-        match src.read(&mut buf[read..]) {
-            Ok(0) => break,
-            Ok(k) => read += k,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return (read, Some(e)),
-        }
-    }
-    (read, None)
+/// Appends up to [`BLOCK`] bytes from `src` to `buf` (into its spare
+/// room: nothing is written first), as many as it can; the error that
+/// stopped it, if any (the bytes read before it are appended).
+fn fill(src: &mut impl Read, buf: &mut Vec<u8>) -> Option<std::io::Error> {
+    src.take(BLOCK as u64).read_to_end(buf).err()
 }

@@ -43,6 +43,7 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
             to_the_end = false;
             break;
         }
+        blocks.recycle(b);
         block = next;
     }
     if let Some(e) = blocks.error().filter(|_| to_the_end) {
