@@ -208,29 +208,48 @@ fn write_kernel(
         .unwrap_or(1);
     let file = format!("kernel-{id}.traceg");
     let path = dir.join(&file);
-    let io = |e| Error::Io(path.clone(), e);
     let header = header(name, id, ctas, per_cta, nregs);
-    if let [w @ Warp {
-        lines: Lines::File(spilled),
-        ..
-    }] = warps
-    {
-        if let Some(bytes) = take_file(spilled, &header, w, &path)? {
+    let taken = match warps {
+        [w @ Warp {
+            lines: Lines::File(spilled),
+            ..
+        }] => take_file(spilled, &header, w, &path)?.map(|bytes| {
             advance(1);
-            return Ok(KernelSummary {
-                file,
-                name: name.to_string(),
-                warps: 1,
-                padding_warps: 0,
-                grid: [1, 1, 1],
-                block: [32, 1, 1],
-                nregs,
-                counts: w.counts,
-                bytes,
-            });
-        }
-    }
-    let mut out = BufWriter::new(std::fs::File::create(&path).map_err(io)?);
+            (w.counts, bytes)
+        }),
+        _ => None,
+    };
+    let (counts, bytes) = match taken {
+        Some(taken) => taken,
+        None => write_lines(&path, &header, warps, (ctas, per_cta, exit_pc), advance)?,
+    };
+    Ok(KernelSummary {
+        file,
+        name: name.to_string(),
+        warps: warps.len(),
+        padding_warps: padding,
+        grid: [ctas, 1, 1],
+        block: [per_cta * 32, 1, 1],
+        nregs,
+        counts,
+        bytes,
+    })
+}
+
+/// Writes the kernel file at `path`: its `header`, then `ctas` thread
+/// blocks of `per_cta` warps each, `warps` in order and then warps that
+/// only `EXIT` at `exit_pc`, each warp's lines copied in (the temporary
+/// files' after their head room, the files then removed); `advance` is told
+/// of each warp. Gives what the lines add up to and the file's bytes.
+fn write_lines(
+    path: &Path,
+    header: &str,
+    warps: &[Warp],
+    (ctas, per_cta, exit_pc): (usize, usize, u32),
+    advance: &dyn Fn(u64),
+) -> Result<(Counts, u64), Error> {
+    let io = |e| Error::Io(path.to_path_buf(), e);
+    let mut out = BufWriter::new(std::fs::File::create(path).map_err(io)?);
     writeln!(out, "{header}").map_err(io)?;
     let mut counts = Counts::default();
     let exit_only = format!("{exit_pc:04x} ffffffff 0 EXIT 0 0\n");
@@ -261,16 +280,6 @@ fn write_kernel(
     }
     out.flush().map_err(io)?;
     drop(out);
-    let bytes = std::fs::metadata(&path).map_err(io)?.len();
-    Ok(KernelSummary {
-        file,
-        name: name.to_string(),
-        warps: warps.len(),
-        padding_warps: padding,
-        grid: [ctas, 1, 1],
-        block: [per_cta * 32, 1, 1],
-        nregs,
-        counts,
-        bytes,
-    })
+    let bytes = std::fs::metadata(path).map_err(io)?.len();
+    Ok((counts, bytes))
 }

@@ -84,11 +84,7 @@ impl KernelCheck<'_> {
         let n = self.n;
         let (threads, warps_per_cta) = self.block_shape();
         end_warp(self.warp.take(), &mut self.cta, &mut self.r);
-        let Some(w) = v
-            .trim()
-            .strip_prefix('=')
-            .and_then(|s| s.trim().parse::<usize>().ok())
-        else {
+        let Some(w) = value::<usize>(v) else {
             self.r.error(n, 14, format!("{t:?} is not warp = <number>"));
             return;
         };
@@ -123,10 +119,7 @@ impl KernelCheck<'_> {
     /// The line `t`, `insts` followed by `v`.
     pub(super) fn insts(&mut self, t: &str, v: &str) {
         let n = self.n;
-        let count = v
-            .trim()
-            .strip_prefix('=')
-            .and_then(|s| s.trim().parse::<u64>().ok());
+        let count = value::<u64>(v);
         match (self.warp.as_mut(), count) {
             (Some(w), Some(k)) if w.seen == 0 && w.expected == 0 => {
                 w.expected = k;
@@ -143,6 +136,12 @@ impl KernelCheck<'_> {
                 .error(n, 14, format!("{t:?} does not follow its warp line")),
         }
     }
+}
+
+/// The number of `= <number>` after a section line's key (blanks around
+/// either allowed).
+fn value<T: std::str::FromStr>(v: &str) -> Option<T> {
+    v.trim().strip_prefix('=')?.trim().parse().ok()
 }
 
 fn grid_x(h: &Header) -> u64 {
