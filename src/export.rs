@@ -25,6 +25,7 @@ pub fn run(
     options: &Options,
     shape: &Shape,
     allow_damaged: bool,
+    timings: bool,
 ) -> Result<i32> {
     let Shape {
         block_size,
@@ -57,13 +58,15 @@ pub fn run(
     let report = analyze_observed(&trace, options, &bar, &exporter)?;
     bar.stage("writing kernels", report.results[0].warps as u64);
     let summary = exporter.finish(out, width, &|n| bar.advance(n))?;
-    bar.finish();
+    // Checked before anything is printed: the bar goes on showing while
+    // the export is read back.
+    let problems = tf_accelsim::check::check_dir_with(out, &bar);
+    end_bar(&bar, timings);
     for w in &report.warnings {
         eprintln!("tf: warning: {w}");
     }
     print(out, &summary);
     let mut status = 0;
-    let problems = tf_accelsim::check::check_dir(out);
     for p in &problems {
         eprintln!("tf: {p}");
     }
@@ -174,12 +177,25 @@ fn human(bytes: u64) -> String {
     }
 }
 
+/// Clears the progress bar, and prints the stages' wall times when
+/// `timings` (as `tf analyze --timings` does).
+fn end_bar(bar: &Bar, timings: bool) {
+    bar.finish();
+    if timings {
+        for line in bar.timings() {
+            eprintln!("tf: {line}");
+        }
+    }
+}
+
 /// `tf export --check DIR`: one line per problem; status 1 on any error.
-pub fn check(dir: &Path) -> Result<i32> {
+pub fn check(dir: &Path, timings: bool) -> Result<i32> {
     if !dir.join("kernelslist.g").is_file() {
         bail!("--check {}: no kernelslist.g there", dir.display());
     }
-    let problems = tf_accelsim::check::check_dir(dir);
+    let bar = Bar::new();
+    let problems = tf_accelsim::check::check_dir_with(dir, &bar);
+    end_bar(&bar, timings);
     for p in &problems {
         println!("{p}");
     }

@@ -171,6 +171,11 @@ enum Command {
         /// damage is still named, with how much of the trace was read).
         #[arg(long)]
         allow_damaged: bool,
+        /// Print the wall time of each stage (replay, writing, checking) on
+        /// stderr, and for stages of a second or more how right the
+        /// progress bar's ETA was.
+        #[arg(long)]
+        timings: bool,
         #[command(flatten)]
         options: AnalyzeArgs,
     },
@@ -273,8 +278,9 @@ fn main() -> ExitCode {
             functions,
             options,
             allow_damaged,
+            timings,
         } => match (accelsim, check, output) {
-            (_, Some(dir), _) => export::check(&dir),
+            (_, Some(dir), _) => export::check(&dir, timings),
             (Some(trace), None, Some(out)) => export::run(
                 &trace,
                 &out,
@@ -284,6 +290,7 @@ fn main() -> ExitCode {
                     functions: &functions,
                 },
                 allow_damaged,
+                timings,
             ),
             _ => Err(anyhow::anyhow!(
                 "tf export: give --accelsim TRACE -o DIR, or --check DIR"

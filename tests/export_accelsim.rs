@@ -263,3 +263,42 @@ fn bad_requests_are_one_line_errors() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no kernelslist.g"));
 }
+
+#[test]
+fn timings_name_the_replay_the_writing_and_the_check() {
+    let dir = tempdir();
+    let trace = dir.path().join("trace");
+    trace_env(&trace, &workload("divergence"), &["oddeven", "64"], &[]);
+    let out = dir.path().join("out");
+    let o = tf()
+        .args(["export", "--timings", "--unit", "call:worker", "--accelsim"])
+        .arg(&trace)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let stages: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("tf: "))
+        .filter_map(|l| l.split(": ").next())
+        .collect();
+    for stage in [
+        "replaying warps of 32",
+        "writing kernels",
+        "checking the export",
+    ] {
+        assert!(stages.contains(&stage), "{stage}: {stderr}");
+    }
+    // The export is checked once it is written.
+    assert_eq!(stages.last(), Some(&"checking the export"), "{stderr}");
+    let o = tf()
+        .args(["export", "--timings", "--check"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.starts_with("tf: checking the export: "), "{stderr}");
+}

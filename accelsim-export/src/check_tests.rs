@@ -237,22 +237,42 @@ fn a_pc_with_another_opcode_than_its_first_line() {
 /// same order, as checked in order on one thread. Its mutations lie far
 /// into the file, in a warp that launched every lane and in one that did
 /// not (checked in order either way), and at a PC first seen near the top.
+/// The header of a kernel of one thread block of 48 threads.
+fn one_block_header() -> String {
+    HEADER
+        .replace("(2,1,1)", "(1,1,1)")
+        .replace("nregs = 7", "nregs = 9")
+}
+
+/// `n` valid instruction lines of lanes `mask`, three kinds in turn, and
+/// the warp's exit.
+fn lines(n: usize, mask: &str) -> Vec<String> {
+    let body = [
+        format!("0010 {mask} 1 R1 LDG.E.64 1 R2 8 1 0x10000000 8"),
+        format!("0020 {mask} 1 R3 IADD3 2 R1 R4 0"),
+        format!("0030 {mask} 0 STL 2 R5 R8 4 1 0x100 0"),
+    ];
+    let mut lines: Vec<String> = (0..n).map(|i| body[i % 3].clone()).collect();
+    lines.push(format!("0050 {mask} 0 EXIT 0 0"));
+    lines
+}
+
+/// A kernel of [`one_block_header`] whose thread block's two warps run
+/// `w0` and `w1`.
+fn one_block_kernel(w0: &[String], w1: &[String]) -> String {
+    format!(
+        "{}\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = {}\n{}\n\nwarp = 1\ninsts = {}\n{}\n\n#END_TB\n",
+        one_block_header(),
+        w0.len(),
+        w0.join("\n"),
+        w1.len(),
+        w1.join("\n")
+    )
+}
+
 #[test]
 fn lines_checked_ahead_find_what_lines_checked_in_order_do() {
-    let header = HEADER
-        .replace("(2,1,1)", "(1,1,1)")
-        .replace("nregs = 7", "nregs = 9");
-    let lines = |n: usize, mask: &str| -> Vec<String> {
-        let body = [
-            format!("0010 {mask} 1 R1 LDG.E.64 1 R2 8 1 0x10000000 8"),
-            format!("0020 {mask} 1 R3 IADD3 2 R1 R4 0"),
-            format!("0030 {mask} 0 STL 2 R5 R8 4 1 0x100 0"),
-        ];
-        (0..n).map(|i| body[i % 3].clone()).collect()
-    };
     let (mut w0, mut w1) = (lines(360_000, "ffffffff"), lines(90_000, "0000ffff"));
-    w0.push("0050 ffffffff 0 EXIT 0 0".into());
-    w1.push("0050 0000ffff 0 EXIT 0 0".into());
     let mutations: [(usize, &str, &str); 6] = [
         (249_999, "LDG.E.64 1 R2 8", "LDG.E.64 1 R2 4"),
         (280_000, "IADD3 2 R1 R4", "IADD3 2 R1 Q4"),
@@ -271,13 +291,7 @@ fn lines_checked_ahead_find_what_lines_checked_in_order_do() {
     }
     w1[80_000] = w1[80_000].replacen("0000ffff", "0001ffff", 1);
     w1[85_000] = w1[85_000].replacen("IADD3 2 R1 R4", "IADD3 2 R1 X4", 1);
-    let kernel = format!(
-        "{header}\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = {}\n{}\n\nwarp = 1\ninsts = {}\n{}\n\n#END_TB\n",
-        w0.len(),
-        w0.join("\n"),
-        w1.len(),
-        w1.join("\n")
-    );
+    let kernel = one_block_kernel(&w0, &w1);
     assert!(kernel.len() > 12 << 20, "several blocks of lines");
     // (each run checks a directory of its own: the problems without it)
     let on = |threads: usize| -> Vec<(usize, u8, bool, String)> {
@@ -309,4 +323,55 @@ fn lines_checked_ahead_find_what_lines_checked_in_order_do() {
         "{in_order:?}"
     );
     assert!(in_order.iter().all(|p| p.0 > 249_999), "{in_order:?}");
+}
+
+/// A progress bar's view of a check: its stages (name, total) and every
+/// step told.
+#[derive(Default)]
+struct Told {
+    stages: std::sync::Mutex<Vec<(String, u64)>>,
+    steps: std::sync::Mutex<Vec<u64>>,
+}
+
+impl tf_analyzer::Progress for Told {
+    fn stage(&self, name: &str, total: u64) {
+        self.stages.lock().unwrap().push((name.to_string(), total));
+    }
+    fn advance(&self, n: u64) {
+        self.steps.lock().unwrap().push(n);
+    }
+}
+
+#[test]
+fn the_bytes_checked_are_told_block_by_block() {
+    // A kernel of several blocks of lines, and one with a byte that is not
+    // UTF-8 (its text is longer than its bytes).
+    let long = one_block_kernel(&lines(300_000, "ffffffff"), &lines(60_000, "0000ffff"));
+    assert!(long.len() > 8 << 20, "three blocks or more");
+    let mut broken = valid().into_bytes();
+    broken[HEADER.len() + 30] = 0xff;
+    let dir = tempdir();
+    std::fs::write(
+        dir.join("kernelslist.g"),
+        "kernel-1.traceg\nkernel-2.traceg\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("kernel-1.traceg"), &long).unwrap();
+    std::fs::write(dir.join("kernel-2.traceg"), &broken).unwrap();
+    let told = Told::default();
+    let problems = crate::check::check_dir_with(&dir, &told);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        problems.iter().all(|p| p.file.ends_with("kernel-2.traceg")),
+        "{problems:?}"
+    );
+    assert!(problems.iter().any(|p| p.check == 1), "{problems:?}");
+    let (stages, steps) = (
+        told.stages.into_inner().unwrap(),
+        told.steps.into_inner().unwrap(),
+    );
+    let total = (long.len() + broken.len()) as u64;
+    assert_eq!(stages, [("checking the export".to_string(), total)]);
+    assert_eq!(steps.iter().sum::<u64>(), total);
+    assert!(steps.len() >= 4, "{steps:?}");
 }

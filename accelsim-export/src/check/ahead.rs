@@ -61,9 +61,17 @@ pub(super) struct Block {
     /// `\n` always ends, so that each line reads as it would alone).
     text: String,
     pieces: Vec<Piece>,
+    /// The bytes of the file it holds (its text can be longer, where a
+    /// byte that is not UTF-8 reads as a replacement character).
+    bytes: u64,
 }
 
 impl Block {
+    /// The bytes of the file it holds.
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// Calls `each` with every line in order, and with what was checked of
     /// it ahead as an instruction line, if it was; stops when `each` gives
     /// false, and gives false then.
@@ -236,6 +244,7 @@ impl<R: Read> Blocks<R> {
         next.extend_from_slice(&self.buf[lines_end..]);
         let mut bytes = std::mem::replace(&mut self.buf, next);
         bytes.truncate(lines_end);
+        let read = lines_end as u64;
         // (the library's lossy reading is slow even on text that is valid)
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
@@ -260,7 +269,11 @@ impl<R: Read> Blocks<R> {
             .for_each(|(k, (piece, facts))| {
                 piece.read(&text, bounds[k]..bounds[k + 1], ctx, facts);
             });
-        Some(Block { text, pieces })
+        Some(Block {
+            text,
+            pieces,
+            bytes: read,
+        })
     }
 
     /// Takes back the buffer of `block`, done with, to read into again.

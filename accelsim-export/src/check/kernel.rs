@@ -8,11 +8,17 @@ use super::opcode::{AtPc, PcOpcodes};
 use super::{Problem, Report};
 use sections::{end_warp, Cta, WarpState};
 use std::path::Path;
+use tf_analyzer::Progress;
 
 mod sections;
 
-/// Checks `path`; `units[u]` is set when an opcode needs specialized unit `u`.
-pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
+/// Checks `path`; `units[u]` is set when an opcode needs specialized unit
+/// `u`. Tells `progress` the bytes checked, block by block.
+pub(super) fn check_kernel(
+    path: &Path,
+    units: &mut [bool; 4],
+    progress: &dyn Progress,
+) -> Vec<Problem> {
     let mut r = Report::new(path.to_path_buf());
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -43,6 +49,7 @@ pub(super) fn check_kernel(path: &Path, units: &mut [bool; 4]) -> Vec<Problem> {
             to_the_end = false;
             break;
         }
+        progress.advance(b.bytes());
         blocks.recycle(b);
         block = next;
     }

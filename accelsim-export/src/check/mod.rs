@@ -21,6 +21,7 @@ mod opcode;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use tf_analyzer::{Progress, Silent};
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,6 +115,33 @@ impl Report {
 /// Checks the trace directory `dir` (its `kernelslist.g` and every kernel
 /// it lists); returns every problem found, errors and warnings.
 pub fn check_dir(dir: &Path) -> Vec<Problem> {
+    check_dir_with(dir, &Silent)
+}
+
+/// What [`check_dir`] does, telling `progress` of a stage, "checking the export",
+/// whose steps are the bytes of the kernel files to check, as they are
+/// checked (a file checked only in part, after a problem that stops its
+/// check, moves it on only by what was read).
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// struct Bytes(AtomicU64, AtomicU64);
+/// impl tf_analyzer::Progress for Bytes {
+///     fn stage(&self, _: &str, total: u64) { self.0.store(total, Ordering::Relaxed) }
+///     fn advance(&self, n: u64) { self.1.fetch_add(n, Ordering::Relaxed); }
+/// }
+/// let dir = std::env::temp_dir().join(format!("tf-doc-check-with-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("kernelslist.g"), "kernel-1.traceg\n")?;
+/// std::fs::write(dir.join("kernel-1.traceg"), "-grid dim = (1,1,1)\n")?;
+/// let bytes = Bytes(AtomicU64::new(0), AtomicU64::new(0));
+/// tf_accelsim::check::check_dir_with(&dir, &bytes);
+/// assert_eq!(bytes.0.load(Ordering::Relaxed), 20); // the kernel file's size
+/// assert_eq!(bytes.1.load(Ordering::Relaxed), 20); // all of it checked
+/// # std::fs::remove_dir_all(&dir)?; Ok(()) }
+/// ```
+pub fn check_dir_with(dir: &Path, progress: &dyn Progress) -> Vec<Problem> {
     let list = dir.join("kernelslist.g");
     let mut r = Report::new(list.clone());
     // 5: the simulator takes the list's directory from the text before the
@@ -175,8 +203,14 @@ pub fn check_dir(dir: &Path) -> Vec<Problem> {
     }
     let mut problems = r.finish();
     let mut units = [false; 4];
+    let bytes = kernels
+        .iter()
+        .filter_map(|k| std::fs::metadata(k).ok())
+        .map(|m| m.len())
+        .sum();
+    progress.stage("checking the export", bytes);
     for k in kernels {
-        problems.extend(kernel::check_kernel(&k, &mut units));
+        problems.extend(kernel::check_kernel(&k, &mut units, progress));
     }
     problems.extend(run_config(dir, &units));
     problems
