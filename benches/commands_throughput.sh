@@ -5,7 +5,9 @@
 # (RAYON_NUM_THREADS=1) and on all cores, with `--index off` where the
 # command has it (so that every run is a whole one). Prints the wall time,
 # thread instructions per second and peak memory of each; for the export
-# also the lines written per second.
+# also the lines written per second, and how right the progress bar's ETA
+# was a tenth of the way into each stage of a second or more (`tf export
+# --timings`, ETA_RUNS times, default 3, on all cores).
 #   benches/commands_throughput.sh        SMALL=2000000 benches/commands_throughput.sh
 #   TF=PATH benches/commands_throughput.sh   (another build, side by side)
 set -euo pipefail
@@ -42,3 +44,13 @@ for threads in 1 "$(nproc)"; do
     secs=$(cut -d' ' -f1 "$tmp/time")
     awk -v n="$lines" -v s="$secs" 'BEGIN { printf "  %-28s %.1f M lines/s (%d lines)\n", "", n / s / 1e6, n }'
 done
+
+if "$tf" export --help | grep -q -- '--timings'; then
+    eta_runs=${ETA_RUNS:-3}
+    echo "progress ETA at 10% of tf export's stages ($eta_runs runs)"
+    for _ in $(seq "$eta_runs"); do
+        rm -rf "$tmp/out"
+        "$tf" export --accelsim "$trace" -o "$tmp/out" --timings 2> "$tmp/err" > /dev/null || { cat "$tmp/err"; exit 1; }
+        awk '/at 10%/ { sub(/^tf: /, ""); print "  " $0 }' "$tmp/err"
+    done
+fi

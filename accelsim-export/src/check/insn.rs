@@ -1,6 +1,8 @@
 //! Checks of one instruction line (checklist items 15–25).
 
+use super::canonical::{self, Canonical};
 use super::opcode::{Facts, PcOpcodes};
+use super::tokens::{hex, Tokens};
 use super::Report;
 use arrayvec::ArrayVec;
 
@@ -27,72 +29,26 @@ pub(super) struct Parsed<'a> {
     pub facts: Facts,
 }
 
-/// The whitespace-separated tokens of a line, as `str::split_whitespace`
-/// gives them: an ASCII line (all but broken ones) is split on its bytes,
-/// without decoding characters.
-enum Tokens<'a> {
-    Ascii(&'a str),
-    Other(std::str::SplitWhitespace<'a>),
-}
-
-impl<'a> Tokens<'a> {
-    fn of(text: &'a str) -> Tokens<'a> {
-        if text.is_ascii() {
-            Tokens::Ascii(text)
-        } else {
-            Tokens::Other(text.split_whitespace())
-        }
-    }
-}
-
-impl<'a> Iterator for Tokens<'a> {
-    type Item = &'a str;
-
-    #[inline]
-    fn next(&mut self) -> Option<&'a str> {
-        let rest = match self {
-            Tokens::Ascii(rest) => rest,
-            Tokens::Other(words) => return words.next(),
-        };
-        // the ASCII characters that `char::is_whitespace` takes
-        let space = |c: u8| c == b' ' || (b'\t'..=b'\r').contains(&c);
-        let b = rest.as_bytes();
-        let mut i = 0;
-        while i < b.len() && space(b[i]) {
-            i += 1;
-        }
-        let start = i;
-        while i < b.len() && !space(b[i]) {
-            i += 1;
-        }
-        let token = &rest[start..i];
-        *rest = &rest[i..];
-        (!token.is_empty()).then_some(token)
-    }
-}
-
-/// `t` (with or without `0x`) read as hex, as `u64::from_str_radix(t, 16)`
-/// reads it (a `+` sign allowed), digit by digit: most of a line's fields
-/// are hex, and the library's general parse was a seventh of the check.
-fn hex(t: &str) -> Option<u64> {
-    let t = t
-        .strip_prefix("0x")
-        .or_else(|| t.strip_prefix("0X"))
-        .unwrap_or(t);
-    let digits = t.strip_prefix('+').unwrap_or(t);
-    if digits.is_empty() {
-        return None;
-    }
-    digits.bytes().try_fold(0u64, |v, b| {
-        let d = char::from(b).to_digit(16)?;
-        (v >> 60 == 0).then_some(v << 4 | u64::from(d))
-    })
-}
-
 /// Checks one instruction line, taking what is known of its opcode from
 /// `facts` (opcodes by PC, kept there when new); problems go to `r` (at
 /// line `n`).
 pub(super) fn check_line<'a>(
+    text: &'a str,
+    ctx: &LineContext,
+    facts: &mut PcOpcodes,
+    r: &mut Report,
+    n: usize,
+) -> Option<Parsed<'a>> {
+    let mut addrs = ArrayVec::new();
+    match canonical::read(text, ctx, &mut addrs) {
+        Some(line) => Some(judged(line, &addrs, ctx, facts, r, n)),
+        None => check_tokens(text, ctx, facts, r, n),
+    }
+}
+
+/// [`check_line`] for any line: split into tokens, each read with the
+/// problem it can have.
+pub(super) fn check_tokens<'a>(
     text: &'a str,
     ctx: &LineContext,
     facts: &mut PcOpcodes,
@@ -118,21 +74,13 @@ pub(super) fn check_line<'a>(
         Some(pc) if pc < 1 << 32 => pc as u32,
         _ => return r.error_none(n, 16, format!("PC {pc_t:?} is not hex below 2^32")),
     };
-    if pc % 16 != 0 {
-        r.warn(n, 16, format!("PC {pc_t} is not a multiple of 16"));
-    }
+    pc_warning(pc, pc_t, r, n);
     let mask_t = next("mask", r)?;
     let mask = match hex(mask_t) {
         Some(m) if m <= u64::from(u32::MAX) => m as u32,
         _ => return r.error_none(n, 16, format!("mask {mask_t:?} is not hex of 32 bits")),
     };
-    if mask & !ctx.launched != 0 {
-        r.warn(
-            n,
-            24,
-            format!("mask {mask:08x} has lanes that were not launched"),
-        );
-    }
+    mask_warning(mask, ctx, r, n);
     let mut max_reg: Option<u32> = None;
     let mut regs = |count_t: &str,
                     what: &str,
@@ -159,16 +107,120 @@ pub(super) fn check_line<'a>(
     };
     let d_t = next("destination count", r)?;
     let dst = regs(d_t, "destination", 1, &mut next, r)?;
-    if dst == Some(255) {
-        r.warn(n, 17, "R255 (the zero register) as a destination".into());
-    }
+    destination_warning(dst, r, n);
     let opcode = next("opcode", r)?;
     let s_t = next("source count", r)?;
     regs(s_t, "source", 4, &mut next, r)?;
     let facts = facts.facts(pc, opcode, ctx.version);
     let first = facts.first(opcode);
-    let volta = facts.volta;
-    if !volta && !facts.known {
+    opcode_problems(&facts, opcode, ctx, r, n);
+    let w_t = next("memory width", r)?;
+    let width: u32 = match w_t.parse() {
+        Ok(w) => w,
+        Err(_) => return r.error_none(n, 15, format!("memory width {w_t:?} is not decimal")),
+    };
+    width_problems(&facts, opcode, width, r, n);
+    if width > 0 {
+        let addrs = addresses(&mut next, mask, n, r)?;
+        check_addresses(first, facts.width, &addrs, n, r);
+    }
+    if ctx.immediate {
+        let t = next("immediate", r)?;
+        match t.parse::<u64>() {
+            Ok(v) if first == "BAR" && v >= 16 => {
+                r.warn(n, 25, format!("barrier id {v} is not below 16"))
+            }
+            Ok(v) if first != "BAR" && first != "DEPBAR" && v != 0 => {
+                r.warn(n, 25, format!("immediate {v} on {opcode}"))
+            }
+            Ok(_) => {}
+            Err(_) => r.error(n, 15, format!("immediate {t:?} is not decimal")),
+        }
+    }
+    if let Some(extra) = toks.next() {
+        r.error(
+            n,
+            15,
+            format!("surplus token {extra:?} after the line's last field"),
+        );
+    }
+    Some(Parsed {
+        pc,
+        mask,
+        opcode,
+        max_reg,
+        facts,
+    })
+}
+
+/// The checks of a line in the exporter's form, read by
+/// [`canonical::read`]: the same, in the same order, as those of the
+/// general reading, which finds the same fields in such a line.
+fn judged<'a>(
+    line: Canonical<'a>,
+    addrs: &[u64],
+    ctx: &LineContext,
+    facts: &mut PcOpcodes,
+    r: &mut Report,
+    n: usize,
+) -> Parsed<'a> {
+    let Canonical {
+        pc,
+        pc_t,
+        mask,
+        dst,
+        max_reg,
+        opcode,
+        width,
+    } = line;
+    pc_warning(pc, pc_t, r, n);
+    mask_warning(mask, ctx, r, n);
+    destination_warning(dst, r, n);
+    let facts = facts.facts(pc, opcode, ctx.version);
+    opcode_problems(&facts, opcode, ctx, r, n);
+    width_problems(&facts, opcode, width, r, n);
+    if width > 0 {
+        check_addresses(facts.first(opcode), facts.width, addrs, n, r);
+    }
+    Parsed {
+        pc,
+        mask,
+        opcode,
+        max_reg,
+        facts,
+    }
+}
+
+/// 16: a PC (written `pc_t`) that is not a multiple of 16.
+fn pc_warning(pc: u32, pc_t: &str, r: &mut Report, n: usize) {
+    if !pc.is_multiple_of(16) {
+        r.warn(n, 16, format!("PC {pc_t} is not a multiple of 16"));
+    }
+}
+
+/// 24: a mask with lanes the warp did not launch.
+fn mask_warning(mask: u32, ctx: &LineContext, r: &mut Report, n: usize) {
+    if mask & !ctx.launched != 0 {
+        r.warn(
+            n,
+            24,
+            format!("mask {mask:08x} has lanes that were not launched"),
+        );
+    }
+}
+
+/// 17: the zero register as a destination.
+fn destination_warning(dst: Option<u32>, r: &mut Report, n: usize) {
+    if dst == Some(255) {
+        r.warn(n, 17, "R255 (the zero register) as a destination".into());
+    }
+}
+
+/// 18: an opcode outside the Volta map, or outside that of the binary
+/// version.
+fn opcode_problems(facts: &Facts, opcode: &str, ctx: &LineContext, r: &mut Report, n: usize) {
+    let first = facts.first(opcode);
+    if !facts.volta && !facts.known {
         r.error(
             n,
             18,
@@ -177,18 +229,18 @@ pub(super) fn check_line<'a>(
                 ctx.version
             ),
         );
-    } else if !volta {
+    } else if !facts.volta {
         r.warn(
             n,
             18,
             format!("opcode {opcode}: {first} is not in the Volta map"),
         );
     }
-    let w_t = next("memory width", r)?;
-    let width: u32 = match w_t.parse() {
-        Ok(w) => w,
-        Err(_) => return r.error_none(n, 15, format!("memory width {w_t:?} is not decimal")),
-    };
+}
+
+/// 19 and 20: a memory width where the opcode has none, none where it has
+/// one, or one other than the opcode's.
+fn width_problems(facts: &Facts, opcode: &str, width: u32, r: &mut Report, n: usize) {
     let is_mem = facts.memory;
     if is_mem && width == 0 {
         r.error(
@@ -222,36 +274,7 @@ pub(super) fn check_line<'a>(
                 format!("{opcode} accesses {ow} bytes, the width field says {width}"),
             );
         }
-        let addrs = addresses(&mut next, mask, n, r)?;
-        check_addresses(first, ow, &addrs, n, r);
     }
-    if ctx.immediate {
-        let t = next("immediate", r)?;
-        match t.parse::<u64>() {
-            Ok(v) if first == "BAR" && v >= 16 => {
-                r.warn(n, 25, format!("barrier id {v} is not below 16"))
-            }
-            Ok(v) if first != "BAR" && first != "DEPBAR" && v != 0 => {
-                r.warn(n, 25, format!("immediate {v} on {opcode}"))
-            }
-            Ok(_) => {}
-            Err(_) => r.error(n, 15, format!("immediate {t:?} is not decimal")),
-        }
-    }
-    if let Some(extra) = toks.next() {
-        r.error(
-            n,
-            15,
-            format!("surplus token {extra:?} after the line's last field"),
-        );
-    }
-    Some(Parsed {
-        pc,
-        mask,
-        opcode,
-        max_reg,
-        facts,
-    })
 }
 
 /// Reads the address mode and payload; returns the active lanes' addresses.
@@ -347,53 +370,5 @@ fn check_addresses(first: &str, width: u32, addrs: &[u64], n: usize, r: &mut Rep
             22,
             "a global address of an active lane is 0 (no access)".into(),
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{hex, Tokens};
-
-    /// Random strings of `alphabet`'s characters, up to 24 long.
-    fn strings(alphabet: &[char], n: usize) -> Vec<String> {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        (0..n)
-            .map(|_| {
-                let len = next() % 25;
-                (0..len)
-                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                    .collect()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn hex_reads_as_the_library_does() {
-        let alphabet: Vec<char> = "0000fFaA9+-xXg ".chars().collect();
-        for s in strings(&alphabet, 50_000) {
-            let t = s
-                .strip_prefix("0x")
-                .or_else(|| s.strip_prefix("0X"))
-                .unwrap_or(&s);
-            assert_eq!(hex(&s), u64::from_str_radix(t, 16).ok(), "{s:?}");
-        }
-        assert_eq!(hex("0x0000ffffffffffffffff"), Some(u64::MAX));
-        assert_eq!(hex("1ffffffffffffffff"), None);
-        assert_eq!(hex("+"), None);
-    }
-
-    #[test]
-    fn tokens_are_those_of_split_whitespace() {
-        let alphabet: Vec<char> = "ab \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}é".chars().collect();
-        for s in strings(&alphabet, 50_000) {
-            let ours: Vec<&str> = Tokens::of(&s).collect();
-            assert_eq!(ours, s.split_whitespace().collect::<Vec<_>>(), "{s:?}");
-        }
     }
 }

@@ -14,10 +14,12 @@
 //! ```
 
 mod ahead;
+mod canonical;
 mod header;
 mod insn;
 mod kernel;
 mod opcode;
+mod tokens;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
