@@ -145,12 +145,7 @@ pub fn compute_observed<O: Observer>(
 ) -> Result<Report> {
     let bar = Bar::new();
     let report = analyze_observed(trace, options, &bar, observer)?;
-    bar.finish();
-    if timings {
-        for line in bar.timings() {
-            eprintln!("tf: {line}");
-        }
-    }
+    bar.end(timings);
     for w in &report.warnings {
         eprintln!("tf: warning: {w}");
     }

@@ -61,7 +61,7 @@ pub fn run(
     // Checked before anything is printed: the bar goes on showing while
     // the export is read back.
     let problems = tf_accelsim::check::check_dir_with(out, &bar);
-    end_bar(&bar, timings);
+    bar.end(timings);
     for w in &report.warnings {
         eprintln!("tf: warning: {w}");
     }
@@ -177,17 +177,6 @@ fn human(bytes: u64) -> String {
     }
 }
 
-/// Clears the progress bar, and prints the stages' wall times when
-/// `timings` (as `tf analyze --timings` does).
-fn end_bar(bar: &Bar, timings: bool) {
-    bar.finish();
-    if timings {
-        for line in bar.timings() {
-            eprintln!("tf: {line}");
-        }
-    }
-}
-
 /// `tf export --check DIR`: one line per problem; status 1 on any error.
 pub fn check(dir: &Path, timings: bool) -> Result<i32> {
     if !dir.join("kernelslist.g").is_file() {
@@ -195,7 +184,7 @@ pub fn check(dir: &Path, timings: bool) -> Result<i32> {
     }
     let bar = Bar::new();
     let problems = tf_accelsim::check::check_dir_with(dir, &bar);
-    end_bar(&bar, timings);
+    bar.end(timings);
     for p in &problems {
         println!("{p}");
     }

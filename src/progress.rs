@@ -99,10 +99,21 @@ impl Bar {
         self.bar.finish_and_clear();
     }
 
+    /// Clears the bar, and prints each stage's `--timings` line on stderr
+    /// when `timings`.
+    pub(crate) fn end(&self, timings: bool) {
+        self.finish();
+        if timings {
+            for line in self.timings() {
+                eprintln!("tf: {line}");
+            }
+        }
+    }
+
     /// Wall time per stage, one line each; for a stage of at least a second,
     /// also the bar's estimate of the rest when a tenth was done, beside what
     /// the rest took.
-    pub(crate) fn timings(&self) -> Vec<String> {
+    fn timings(&self) -> Vec<String> {
         let stages = self.stages.lock().expect("not poisoned");
         let now = Instant::now();
         stages
