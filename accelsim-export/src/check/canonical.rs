@@ -8,7 +8,7 @@
 //! checks; any other line, and any line with a field out of this form,
 //! goes the general way.
 
-use super::insn::LineContext;
+use super::insn::{strided, LineContext};
 use arrayvec::ArrayVec;
 
 /// The fields of a line in the exporter's form.
@@ -75,9 +75,7 @@ pub(super) fn read<'a>(
                 }
                 let base = c.address()?;
                 let stride = i32::try_from(c.signed()?).ok()?;
-                for i in 0..k {
-                    addrs.push(base.wrapping_add((i64::from(stride) * i as i64) as u64));
-                }
+                strided(base, stride, k, addrs);
             }
             2 if k > 0 => {
                 let mut a = c.address()?;

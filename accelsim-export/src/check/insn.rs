@@ -164,29 +164,20 @@ fn judged<'a>(
     r: &mut Report,
     n: usize,
 ) -> Parsed<'a> {
-    let Canonical {
-        pc,
-        pc_t,
-        mask,
-        dst,
-        max_reg,
-        opcode,
-        width,
-    } = line;
-    pc_warning(pc, pc_t, r, n);
-    mask_warning(mask, ctx, r, n);
-    destination_warning(dst, r, n);
-    let facts = facts.facts(pc, opcode, ctx.version);
-    opcode_problems(&facts, opcode, ctx, r, n);
-    width_problems(&facts, opcode, width, r, n);
-    if width > 0 {
-        check_addresses(facts.first(opcode), facts.width, addrs, n, r);
+    pc_warning(line.pc, line.pc_t, r, n);
+    mask_warning(line.mask, ctx, r, n);
+    destination_warning(line.dst, r, n);
+    let facts = facts.facts(line.pc, line.opcode, ctx.version);
+    opcode_problems(&facts, line.opcode, ctx, r, n);
+    width_problems(&facts, line.opcode, line.width, r, n);
+    if line.width > 0 {
+        check_addresses(facts.first(line.opcode), facts.width, addrs, n, r);
     }
     Parsed {
-        pc,
-        mask,
-        opcode,
-        max_reg,
+        pc: line.pc,
+        mask: line.mask,
+        opcode: line.opcode,
+        max_reg: line.max_reg,
         facts,
     }
 }
@@ -319,9 +310,7 @@ fn addresses<'a>(
                     format!("stride {t:?} is not a signed 32-bit decimal"),
                 );
             };
-            for i in 0..k {
-                out.push(b.wrapping_add((i64::from(s) * i as i64) as u64));
-            }
+            strided(b, s, k, &mut out);
         }
         "2" => {
             let mut a = base(r)?;
@@ -342,6 +331,13 @@ fn addresses<'a>(
         m => return r.error_none(n, 21, format!("address mode {m:?} is not 0, 1 or 2")),
     }
     Some(out)
+}
+
+/// Appends the `k` addresses of mode 1 from `base`, `stride` bytes apart.
+pub(super) fn strided(base: u64, stride: i32, k: usize, out: &mut ArrayVec<u64, 32>) {
+    for i in 0..k {
+        out.push(base.wrapping_add((i64::from(stride) * i as i64) as u64));
+    }
 }
 
 fn check_addresses(first: &str, width: u32, addrs: &[u64], n: usize, r: &mut Report) {
