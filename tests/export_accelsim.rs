@@ -5,6 +5,25 @@ mod common;
 
 use common::accelsim::{check, export, trace_env, warps, Line};
 use common::*;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The trace of `divergence oddeven 64`, made once for the tests that
+/// export it.
+fn oddeven_64() -> &'static Path {
+    static TRACE: OnceLock<PathBuf> = OnceLock::new();
+    TRACE.get_or_init(|| {
+        let dir = made_once("export-oddeven-64", |dir| {
+            trace_env(
+                &dir.join("trace"),
+                &workload("divergence"),
+                &["oddeven", "64"],
+                &[],
+            );
+        });
+        dir.join("trace")
+    })
+}
 
 /// Memory lines of `lines` (loads, stores, atomics).
 fn memory(lines: &[&Line]) -> Vec<Line> {
@@ -26,12 +45,10 @@ fn odd_and_even_lanes_run_their_loops_with_their_own_masks() {
     // sink + 8k in every lane; the same for 0x55555555 (even lanes). Both
     // groups meet again for worker's return, and each warp ends with one
     // EXIT of all 32 lanes.
-    let dir = tempdir();
-    let trace = dir.path().join("trace");
-    trace_env(&trace, &workload("divergence"), &["oddeven", "64"], &[]);
+    let (dir, trace) = (tempdir(), oddeven_64());
     let out = dir.path().join("out");
     let args = ["--unit", "call:worker", "--warp", "32"];
-    let summary = export(&trace, &out, &args);
+    let summary = export(trace, &out, &args);
     assert_eq!(
         check(&out),
         (true, format!("{}: 0 errors, 0 warnings\n", out.display()))
@@ -74,7 +91,7 @@ fn odd_and_even_lanes_run_their_loops_with_their_own_masks() {
         );
     }
     // The x86 counts are tf analyze's.
-    let report = analyze_json(&trace, &args);
+    let report = analyze_json(trace, &args);
     let r = width(&report, 32);
     let t = &summary["total"];
     assert_eq!(t["x86_thread_instructions"], r["thread_instructions"]);
@@ -84,7 +101,7 @@ fn odd_and_even_lanes_run_their_loops_with_their_own_masks() {
     let out2 = dir.path().join("out2");
     let mut args2 = args.to_vec();
     args2.extend(["--functions", "odd_work", "even_work"]);
-    let s2 = export(&trace, &out2, &args2);
+    let s2 = export(trace, &out2, &args2);
     let (thread, warp) = ["odd_work", "even_work"].iter().fold((0, 0), |(t, w), f| {
         let f = function(r, f);
         (
@@ -267,12 +284,10 @@ fn bad_requests_are_one_line_errors() {
 #[test]
 fn timings_name_the_replay_the_writing_and_the_check() {
     let dir = tempdir();
-    let trace = dir.path().join("trace");
-    trace_env(&trace, &workload("divergence"), &["oddeven", "64"], &[]);
     let out = dir.path().join("out");
     let o = tf()
         .args(["export", "--timings", "--unit", "call:worker", "--accelsim"])
-        .arg(&trace)
+        .arg(oddeven_64())
         .arg("-o")
         .arg(&out)
         .output()

@@ -153,10 +153,10 @@ fn cta_start(cta: usize) -> String {
     format!("\n#BEGIN_TB\n\nthread block = {cta},0,0\n")
 }
 
-/// What comes before the lines of warp `w` in slot `slot` of its thread
-/// block.
-fn warp_start(slot: usize, w: &Warp) -> String {
-    format!("\nwarp = {slot}\ninsts = {}\n", w.counts.lines)
+/// What comes before the `lines` lines of the warp in slot `slot` of its
+/// thread block.
+fn warp_start(slot: usize, lines: u64) -> String {
+    format!("\nwarp = {slot}\ninsts = {lines}\n")
 }
 
 /// What ends a thread block.
@@ -171,7 +171,7 @@ const CTA_END: &[u8] = b"\n#END_TB\n";
 /// file's bytes; none when the header does not fit (a long kernel name),
 /// for the caller to copy the lines instead.
 fn take_file(spilled: &Path, header: &str, w: &Warp, path: &Path) -> Result<Option<u64>, Error> {
-    let start = cta_start(0) + &warp_start(0, w);
+    let start = cta_start(0) + &warp_start(0, w.counts.lines);
     let Some(pad) = (HEAD_ROOM as usize).checked_sub(header.len() + 1 + start.len()) else {
         return Ok(None);
     };
@@ -257,12 +257,12 @@ fn write_lines(
         write!(out, "{}", cta_start(cta)).map_err(io)?;
         for slot in 0..per_cta {
             let Some(w) = warps.get(cta * per_cta + slot) else {
-                write!(out, "\nwarp = {slot}\ninsts = 1\n{exit_only}").map_err(io)?;
+                write!(out, "{}{exit_only}", warp_start(slot, 1)).map_err(io)?;
                 counts.lines += 1;
                 counts.lane_instructions += 32;
                 continue;
             };
-            write!(out, "{}", warp_start(slot, w)).map_err(io)?;
+            write!(out, "{}", warp_start(slot, w.counts.lines)).map_err(io)?;
             match &w.lines {
                 Lines::Memory(bytes) => out.write_all(bytes).map_err(io)?,
                 Lines::File(p) => {
