@@ -58,6 +58,10 @@ UINT32 block_get(ADDRINT addr, const UINT8 *code, const UINT8 *lens, UINT32 n_in
                  const tf_block_op *ops, UINT32 n_ops, unsigned end, RTN rtn);
 const Block *block(UINT32 id);
 UINT32 block_at(ADDRINT addr);
+/* Enters the function holding `addr` in the table (a new thread's start
+ * routine: named even when the thread never runs before the process ends).
+ * Called from analysis code: takes Pin's client lock. */
+void function_note(ADDRINT addr);
 UINT32 blocks_count();
 /* Writes the open block-table chunk (before any thread chunk that may use it). */
 void blocks_flush();

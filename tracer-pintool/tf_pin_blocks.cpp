@@ -137,6 +137,17 @@ static UINT32 function_of(RTN rtn, ADDRINT addr, tf_function_role *role)
     return id;
 }
 
+void function_note(ADDRINT addr)
+{
+    tf_function_role role;
+    PIN_LockClient();
+    RTN rtn = RTN_FindByAddress(addr);
+    PIN_MutexLock(&table_mutex);
+    function_of(rtn, addr, &role);
+    PIN_MutexUnlock(&table_mutex);
+    PIN_UnlockClient();
+}
+
 static bool same_code(const Block *b, const UINT8 *code, const UINT8 *lens, UINT32 n_insns)
 {
     const UINT8 *ident = (const UINT8 *)(b->insn_offset + b->info.n_insns);

@@ -131,7 +131,12 @@ Thread *thread_new(THREADID tid, OS_THREAD_ID parent_os, ADDRINT sp)
 
 Thread *thread_of(THREADID tid) { return tid < TF_PIN_MAX_THREADS ? by_pin[tid] : NULL; }
 
-void thread_note_create(Thread *t, ADDRINT start_routine) { t->created_routine = start_routine; }
+void thread_note_create(Thread *t, ADDRINT start_routine)
+{
+    t->created_routine = start_routine;
+    if (start_routine)
+        function_note(start_routine);
+}
 
 /* One block execution through the skip state machine into the encoder. */
 static void exec(Thread *t, UINT32 id, bool complete, UINT32 n_insns, UINT32 n_ops)

@@ -146,6 +146,9 @@ UInt tf_blocks_count(void);
 /* Lowest block id at address a, or TF_NO_BLOCK. Safe in the encoder thread
  * while the Valgrind thread defines new blocks. */
 UInt tf_block_at(Addr a);
+/* Enters the function holding `a` in the table (a new thread's start
+ * routine: named even when the thread never runs before the process ends). */
+void tf_function_note(Addr a);
 /* Writes the open block-table chunk. The Valgrind thread calls it before it
  * hands a segment over, so the table is on disk before any thread chunk
  * that uses it. */

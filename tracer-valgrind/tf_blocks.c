@@ -202,6 +202,12 @@ UInt tf_blocks_count(void)
    return n_blocks;
 }
 
+void tf_function_note(Addr a)
+{
+   FnRole role;
+   (void)function_of(a, &role);
+}
+
 UInt tf_block_at(Addr a)
 {
    UInt id;

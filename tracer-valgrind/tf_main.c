@@ -117,6 +117,8 @@ void tf_note_create(ULong start_routine)
 {
    if (current)
       current->created_routine = (Addr)start_routine;
+   if (start_routine)
+      tf_function_note((Addr)start_routine);
 }
 
 static void on_start_client_code(ThreadId tid, ULong blocks_dispatched)
