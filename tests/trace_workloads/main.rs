@@ -349,12 +349,14 @@ fn a_thread_that_never_ran_has_its_parent_and_start_routine() {
     // The threads start as the process ends. The tracer runs one thread at
     // a time, and most runs end before the last of them ran an instruction:
     // its stream has no thread_start event, and the manifest says whose it
-    // was. About one run in eight (more on a busy machine) the scheduler
-    // lets every thread run first: then the program is traced again. With
-    // one thread, no code of its start routine ran at all: the tracer names
-    // the routine when the thread is created.
+    // was. On an idle machine the scheduler lets every thread run first
+    // about one run in eight; with every core busy, in up to two runs of
+    // three (13 of 20 with one thread, 12 of 20 with three): then the
+    // program is traced again, up to 40 times. With one thread, mostly no
+    // code of its start routine ran at all: the tracer names the routine
+    // when the thread is created.
     for n in [1u64, 3] {
-        let runs = 8;
+        let runs = 40;
         let tids = 2..=n + 1;
         let (dir, info) = (0..runs)
             .find_map(|_| {
