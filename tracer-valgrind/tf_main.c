@@ -115,6 +115,9 @@ static Thread *current; /* the thread running client code */
 
 void tf_note_create(ULong start_routine)
 {
+   /* a forked child runs its parent's instrumented code, untraced */
+   if (tf_disabled)
+      return;
    if (current)
       current->created_routine = (Addr)start_routine;
    if (start_routine)
