@@ -1,17 +1,21 @@
 //! The fuzz targets' harness on stable Rust, with fixed seeds: real traces
 //! made by the tracer, mutated (checksums recomputed, so that mutants reach
-//! the decoders), read and analysed. Nothing may panic, and no input may
-//! cost more than its size justifies (the limits of FORMAT.md §9); the
-//! time bound here is loose, to catch hangs, not to measure speed.
+//! the decoders), read and analysed; and real exports made by tf export,
+//! mutated and checked. Nothing may panic, and no input may cost more than
+//! its size justifies (the limits of FORMAT.md §9); the time bound here is
+//! loose, to catch hangs, not to measure speed.
 
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
-use tf_fuzz_harness::{analyze, mutate, pack, read, unpack, Rng};
+use tf_fuzz_harness::{analyze, check_export, mutate, pack, read, unpack, Rng};
 
 /// Mutants per trace for the reader and for the whole analysis.
 const READ_MUTANTS: usize = 5000;
 const ANALYZE_MUTANTS: usize = 2000;
+/// Mutants per export for its validator.
+const CHECK_MUTANTS: usize = 10000;
 
 /// The time one input may take: 2 s (a loaded machine), plus 1 s per MB.
 fn allowed(bytes: usize) -> Duration {
@@ -89,4 +93,78 @@ fn mutated_real_traces_neither_panic_nor_hang() {
         worst.0,
         worst.1
     );
+}
+
+/// The lines of file `name` in `dir` (0 when it is missing).
+fn lines_of(dir: &Path, name: &Path) -> usize {
+    std::fs::read(dir.join(name)).map_or(0, |b| b.split(|&c| c == b'\n').count())
+}
+
+#[test]
+fn mutated_exports_neither_panic_nor_hang_the_check() {
+    // A divergent warp, and lock rounds (serialized issues).
+    let tmp = common::tempdir();
+    let seeds = [
+        ("divergence", "divergence", vec!["oddeven", "64"]),
+        ("locks", "locks", vec!["2", "5"]),
+    ];
+    let work = tmp.path().join("work");
+    for (k, (name, program, args)) in seeds.iter().enumerate() {
+        let (trace, export) = (
+            tmp.path().join(name),
+            tmp.path().join(format!("{name}-export")),
+        );
+        let out = common::trace_with(
+            &trace,
+            &["--only", "worker"],
+            &common::workload(program),
+            args,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        common::run_ok(
+            common::tf()
+                .arg("export")
+                .arg("--accelsim")
+                .arg(&trace)
+                .arg("-o")
+                .arg(&export),
+        );
+        let packed = pack(&export).unwrap();
+        unpack(&packed, &work).unwrap();
+        assert_eq!(check_export(&work), vec![], "{name}: the export as written");
+        let mut rng = Rng::new(0x7e00 + k as u64);
+        let mut found = 0;
+        for i in 0..CHECK_MUTANTS {
+            let mutant = mutate(&packed, &mut rng);
+            unpack(&mutant, &work).unwrap();
+            let t = Instant::now();
+            let problems = check_export(&work);
+            let took = t.elapsed();
+            assert!(
+                took <= allowed(mutant.len()),
+                "{name} mutant {i} ({} bytes) took {took:?}",
+                mutant.len()
+            );
+            // Each problem names a file of the directory, and a line of it.
+            for p in &problems {
+                let file = p
+                    .file
+                    .strip_prefix(&work)
+                    .unwrap_or_else(|_| panic!("{name} mutant {i}: {p}"));
+                assert!(p.line <= lines_of(&work, file), "{name} mutant {i}: {p}");
+            }
+            found += usize::from(!problems.is_empty());
+        }
+        // Most changes to an export's bytes break it where the validator
+        // can see it (a change inside an address or a mask may not).
+        assert!(
+            found > CHECK_MUTANTS / 2,
+            "{name}: {found} of {CHECK_MUTANTS} mutants found wrong"
+        );
+        eprintln!("{name}: {found} of {CHECK_MUTANTS} mutants found wrong");
+    }
 }

@@ -1,6 +1,6 @@
-//! `cost FILE…`: runs each packed trace (a fuzz corpus) through both targets
-//! and prints the slowest, in seconds per MB of input (0.01 MB at least,
-//! so that the smallest inputs do not dominate).
+//! `cost FILE…`: runs each packed trace or export (a fuzz corpus) through
+//! the three targets and prints the slowest, in seconds per MB of input
+//! (0.01 MB at least, so that the smallest inputs do not dominate).
 use std::time::Instant;
 
 fn main() {
@@ -14,6 +14,7 @@ fn main() {
         let t = Instant::now();
         tf_fuzz_harness::read(&dir);
         tf_fuzz_harness::analyze(&dir);
+        tf_fuzz_harness::check_export(&dir);
         let secs = t.elapsed().as_secs_f64();
         let per_mb = secs / (packed.len() as f64 / 1e6).max(0.01);
         if per_mb > worst.0 {

@@ -1,9 +1,9 @@
-//! `pack TRACE_DIR OUT`: writes a trace directory as one packed byte string
-//! (a fuzz seed).
+//! `pack DIR OUT`: writes a trace or export directory as one packed byte
+//! string (a fuzz seed).
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 3 {
-        eprintln!("usage: pack TRACE_DIR OUT");
+        eprintln!("usage: pack DIR OUT");
         std::process::exit(2);
     }
     let packed = tf_fuzz_harness::pack(args[1].as_ref()).unwrap_or_else(|e| {

@@ -1,14 +1,15 @@
 //! What tf's fuzz targets (`fuzz/`, cargo-fuzz) and its mutation test
-//! (`tests/mutate.rs`, stable Rust, run in CI) feed a trace to: one harness,
-//! so that both exercise the same code.
+//! (`tests/fuzz_mutation.rs`, stable Rust, run in CI) feed a trace or an
+//! Accel-Sim export to: one harness, so that both exercise the same code.
 //!
-//! A trace is a directory; a fuzzer works on byte strings. [`pack`] turns a
-//! trace directory into one byte string and [`unpack`] writes it back (a
-//! file name and its bytes, for each file). [`fix_checksums`] recomputes
-//! every CRC that it can find, so that mutations reach the decoders behind
-//! the checksums instead of stopping at them. [`read`] and [`analyze`] are
-//! the two targets: they must never panic, and must cost time in proportion
-//! to the input's size.
+//! A trace is a directory, and so is an export; a fuzzer works on byte
+//! strings. [`pack`] turns a directory into one byte string and [`unpack`]
+//! writes it back (a file name and its bytes, for each file).
+//! [`fix_checksums`] recomputes every CRC that it can find, so that
+//! mutations reach the decoders behind the checksums instead of stopping at
+//! them. [`read`], [`analyze`] and [`check_export`] are the three targets:
+//! they must never panic, and must cost time in proportion to the input's
+//! size.
 //!
 //! ```
 //! let packed = tf_fuzz_harness::pack_files(&[("manifest", b"x".to_vec())]);
@@ -26,14 +27,20 @@ use std::path::Path;
 use tf_analyzer::{Options, Silent};
 use tf_trace::{Event, Trace};
 
-/// Names a packed trace may hold: `manifest`, `blocks.tfc`, `thread-<n>.tfc`.
+/// Names a packed directory may hold: a trace's (`manifest`, `blocks.tfc`,
+/// `thread-<n>.tfc`) or an Accel-Sim export's (`kernelslist.g`,
+/// `kernel-<n>.traceg`).
 fn allowed(name: &str) -> bool {
+    let numbered = |prefix: &str, suffix: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|n| n.strip_suffix(suffix))
+            .is_some_and(|n| !n.is_empty() && n.len() <= 6 && n.bytes().all(|b| b.is_ascii_digit()))
+    };
     name == "manifest"
         || name == "blocks.tfc"
-        || name
-            .strip_prefix("thread-")
-            .and_then(|n| n.strip_suffix(".tfc"))
-            .is_some_and(|n| !n.is_empty() && n.len() <= 6 && n.bytes().all(|b| b.is_ascii_digit()))
+        || name == "kernelslist.g"
+        || numbered("thread-", ".tfc")
+        || numbered("kernel-", ".traceg")
 }
 
 /// Packs files: for each, a one-byte name length, the name, a 4-byte
@@ -49,7 +56,7 @@ pub fn pack_files(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-/// Packs the trace files of a directory (sorted by name).
+/// Packs the trace or export files of a directory (sorted by name).
 pub fn pack(dir: &Path) -> std::io::Result<Vec<u8>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir)? {
@@ -64,8 +71,8 @@ pub fn pack(dir: &Path) -> std::io::Result<Vec<u8>> {
     Ok(pack_files(&refs))
 }
 
-/// The files of a packed trace; a cut-short file takes what is left, and
-/// names other than a trace's are dropped.
+/// The files of a packed directory; a cut-short file takes what is left, and
+/// names other than a trace's or an export's are dropped.
 pub fn files(packed: &[u8]) -> Vec<(String, &[u8])> {
     let mut out = Vec::new();
     let mut rest = packed;
@@ -89,7 +96,7 @@ pub fn files(packed: &[u8]) -> Vec<(String, &[u8])> {
     out
 }
 
-/// Writes a packed trace into `dir` (emptied first).
+/// Writes a packed directory into `dir` (emptied first).
 pub fn unpack(packed: &[u8], dir: &Path) -> std::io::Result<()> {
     if dir.exists() {
         for entry in std::fs::read_dir(dir)? {
@@ -170,4 +177,10 @@ pub fn analyze(dir: &Path) -> u64 {
         Ok(report) => report.results.first().map_or(0, |r| r.thread_instructions),
         Err(_) => 0,
     }
+}
+
+/// The export validator's target: checks the Accel-Sim trace directory
+/// `dir` as `tf export --check` does; returns the problems it names.
+pub fn check_export(dir: &Path) -> Vec<tf_accelsim::check::Problem> {
+    tf_accelsim::check::check_dir(dir)
 }
