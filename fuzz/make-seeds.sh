@@ -10,7 +10,7 @@ cargo build --release -q -p tf-fuzz-harness --example pack
 make -s -C workloads
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p fuzz/corpus/read_trace fuzz/corpus/analyze_trace fuzz/corpus/check_export
+mkdir -p fuzz/corpus/read_trace fuzz/corpus/analyze_trace fuzz/corpus/export_trace fuzz/corpus/check_export
 n=0
 seed() { # name program args...
     name=$1; shift
@@ -19,6 +19,7 @@ seed() { # name program args...
     target/release/tf info "$tmp/$name" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
     target/release/examples/pack "$tmp/$name" "fuzz/corpus/read_trace/$name"
     cp "fuzz/corpus/read_trace/$name" "fuzz/corpus/analyze_trace/$name"
+    cp "fuzz/corpus/read_trace/$name" "fuzz/corpus/export_trace/$name"
     n=$((n + 1))
 }
 export_seed() { # name program args...: the export of the workers' code, checked as it is written

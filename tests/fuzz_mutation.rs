@@ -9,13 +9,14 @@ mod common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
-use tf_fuzz_harness::{analyze, check_export, mutate, pack, read, unpack, Rng};
+use tf_fuzz_harness::{analyze, check_export, export, mutate, pack, read, unpack, Rng};
 
 /// Mutants per trace for the reader and for the whole analysis.
 const READ_MUTANTS: usize = 5000;
 const ANALYZE_MUTANTS: usize = 2000;
-/// Mutants per export for its validator.
+/// Mutants per export for its validator, and per trace for the export.
 const CHECK_MUTANTS: usize = 10000;
+const EXPORT_MUTANTS: usize = 400;
 
 /// The time one input may take: 2 s (a loaded machine), plus 1 s per MB.
 fn allowed(bytes: usize) -> Duration {
@@ -166,5 +167,64 @@ fn mutated_exports_neither_panic_nor_hang_the_check() {
             "{name}: {found} of {CHECK_MUTANTS} mutants found wrong"
         );
         eprintln!("{name}: {found} of {CHECK_MUTANTS} mutants found wrong");
+    }
+}
+
+#[test]
+fn what_a_mutated_trace_exports_passes_its_check() {
+    // However damaged the trace, what tf export writes of the part it
+    // could analyse is valid Accel-Sim input.
+    let tmp = common::tempdir();
+    let seeds = [
+        ("divergence", "divergence", vec!["oddeven", "64"]),
+        ("locks", "locks", vec!["2", "5"]),
+    ];
+    let (work, out) = (tmp.path().join("work"), tmp.path().join("out"));
+    for (k, (name, program, args)) in seeds.iter().enumerate() {
+        let trace = tmp.path().join(name);
+        let run = common::trace_with(
+            &trace,
+            &["--only", "worker"],
+            &common::workload(program),
+            args,
+        );
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let packed = pack(&trace).unwrap();
+        assert_eq!(
+            export(&trace, &out),
+            Some(vec![]),
+            "{name}: the trace as recorded"
+        );
+        let mut rng = Rng::new(0x7d00 + k as u64);
+        let mut exported = 0;
+        for i in 0..EXPORT_MUTANTS {
+            let mutant = mutate(&packed, &mut rng);
+            unpack(&mutant, &work).unwrap();
+            let t = Instant::now();
+            let problems = export(&work, &out);
+            let took = t.elapsed();
+            assert!(
+                took <= allowed(mutant.len()),
+                "{name} mutant {i} ({} bytes) took {took:?}",
+                mutant.len()
+            );
+            if let Some(problems) = problems {
+                let errors: Vec<String> = (problems.iter().filter(|p| p.error))
+                    .map(|p| p.to_string())
+                    .collect();
+                assert!(errors.is_empty(), "{name} mutant {i}: {errors:#?}");
+                exported += 1;
+            }
+        }
+        // Many mutants still analyse, up to their damage, and export.
+        assert!(
+            exported > EXPORT_MUTANTS / 4,
+            "{name}: {exported} of {EXPORT_MUTANTS} exported"
+        );
+        eprintln!("{name}: {exported} of {EXPORT_MUTANTS} mutants exported");
     }
 }

@@ -7,9 +7,9 @@
 //! writes it back (a file name and its bytes, for each file).
 //! [`fix_checksums`] recomputes every CRC that it can find, so that
 //! mutations reach the decoders behind the checksums instead of stopping at
-//! them. [`read`], [`analyze`] and [`check_export`] are the three targets:
-//! they must never panic, and must cost time in proportion to the input's
-//! size.
+//! them. [`read`], [`analyze`], [`export`] and [`check_export`] are the
+//! targets: they must never panic, and must cost time in proportion to the
+//! input's size.
 //!
 //! ```
 //! let packed = tf_fuzz_harness::pack_files(&[("manifest", b"x".to_vec())]);
@@ -183,4 +183,27 @@ pub fn analyze(dir: &Path) -> u64 {
 /// `dir` as `tf export --check` does; returns the problems it names.
 pub fn check_export(dir: &Path) -> Vec<tf_accelsim::check::Problem> {
     tf_accelsim::check::check_dir(dir)
+}
+
+/// The export's target: exports the trace in `dir` at warp width 32 into
+/// `out` (emptied first), as `tf export --accelsim` does, and checks what it
+/// wrote; `None` when the analysis or the writing refused the trace.
+pub fn export(dir: &Path, out: &Path) -> Option<Vec<tf_accelsim::check::Problem>> {
+    if out.exists() {
+        std::fs::remove_dir_all(out).ok()?;
+    }
+    std::fs::create_dir_all(out).ok()?;
+    let trace = Trace::open(dir).ok()?;
+    let exporter = tf_accelsim::export::Exporter::new(tf_accelsim::export::ExportOptions {
+        block_size: 256,
+        functions: Vec::new(),
+        spill_dir: out.join(".warps"),
+    });
+    let opts = Options {
+        widths: vec![32],
+        ..Options::default()
+    };
+    tf_analyzer::analyze_observed(&trace, &opts, &Silent, &exporter).ok()?;
+    exporter.finish(out, 32, &|_| {}).ok()?;
+    Some(check_export(out))
 }
