@@ -3,17 +3,9 @@
 //! check, however damaged the trace.
 #![no_main]
 
-use libfuzzer_sys::{fuzz_mutator, fuzz_target};
+use libfuzzer_sys::fuzz_target;
 
-// libFuzzer's mutations, then every checksum recomputed, so that mutants get
-// past the CRCs into the decoders.
-fuzz_mutator!(
-    |data: &mut [u8], size: usize, max_size: usize, _seed: u32| {
-        let n = libfuzzer_sys::fuzzer_mutate(data, size, max_size);
-        tf_fuzz_harness::fix_checksums(&mut data[..n]);
-        n
-    }
-);
+tf_fuzz::checksummed_mutator!();
 
 fuzz_target!(|data: &[u8]| {
     let tmp = std::env::temp_dir();
@@ -24,6 +16,9 @@ fuzz_target!(|data: &[u8]| {
         let errors: Vec<String> = (problems.iter().filter(|p| p.error))
             .map(|p| p.to_string())
             .collect();
-        assert!(errors.is_empty(), "the export does not pass its check: {errors:#?}");
+        assert!(
+            errors.is_empty(),
+            "the export does not pass its check: {errors:#?}"
+        );
     }
 });
