@@ -244,7 +244,6 @@ impl<R: Read> Blocks<R> {
         next.extend_from_slice(&self.buf[lines_end..]);
         let mut bytes = std::mem::replace(&mut self.buf, next);
         bytes.truncate(lines_end);
-        let read = lines_end as u64;
         // (the library's lossy reading is slow even on text that is valid)
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
@@ -272,7 +271,7 @@ impl<R: Read> Blocks<R> {
         Some(Block {
             text,
             pieces,
-            bytes: read,
+            bytes: lines_end as u64,
         })
     }
 

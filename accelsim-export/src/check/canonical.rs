@@ -40,9 +40,8 @@ pub(super) fn read<'a>(
         return None;
     }
     let mut c = Fields { text, at: 0 };
-    let pc_at = c.at;
     let pc = u32::try_from(c.hex(8)?).ok()?;
-    let pc_t = text[pc_at..c.at].trim_end();
+    let pc_t = text[..c.at].trim_end();
     let mask = u32::try_from(c.hex(8)?).ok()?;
     let mut max_reg = None;
     let dst = match c.decimal(1)? {
